@@ -1,0 +1,5 @@
+/** First-party storage backends and archive sources. Each is a plugin. */
+import type { PluginDefinition } from '../kernel/plugin.js';
+import memory from './memory/index.js';
+
+export const backendPlugins: PluginDefinition[] = [memory];

@@ -1,0 +1,432 @@
+/**
+ * An in-memory storage backend: the reference implementation of the storage interfaces, used by
+ * tests and for `storage.backend: memory`. Nothing survives a restart.
+ */
+import { definePlugin } from '../../kernel/plugin.js';
+import {
+  compileAlternatives,
+  compileMatchers,
+  type LabelMatcher,
+  type MatcherAlternatives,
+} from '../../kernel/matchers.js';
+import type {
+  EventRecord,
+  FloatHistogram,
+  Labels,
+  LogRecord,
+  MetricMetadata,
+  MetricSeriesInput,
+  Sample,
+  Span,
+} from '../../kernel/models.js';
+import { labelsKey } from '../../kernel/models.js';
+import type {
+  CardinalityQuery,
+  CardinalityStats,
+  EventScanQuery,
+  EventStore,
+  LogBatch,
+  LogScanQuery,
+  LogStore,
+  MetaStore,
+  MetaTransaction,
+  MetaValue,
+  MetricStore,
+  SelectHints,
+  StorageBackend,
+  StoredSeries,
+  TraceSearchQuery,
+  TraceStore,
+} from '../../kernel/storage.js';
+
+interface MemSeries {
+  labels: Labels;
+  t: number[];
+  v: number[];
+  h: (FloatHistogram | undefined)[];
+  st: number[];
+  hasHist: boolean;
+  hasSt: boolean;
+}
+
+function insertSample(s: MemSeries, smp: Sample): void {
+  const { t } = s;
+  let i = t.length;
+  if (i > 0 && t[i - 1]! >= smp.t) {
+    // Out of order or duplicate: binary search; duplicates keep the last value.
+    let lo = 0;
+    let hi = t.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (t[mid]! < smp.t) lo = mid + 1;
+      else hi = mid;
+    }
+    i = lo;
+    if (t[i] === smp.t) {
+      s.v[i] = smp.v;
+      s.h[i] = smp.h;
+      s.st[i] = smp.st ?? NaN;
+      if (smp.h) s.hasHist = true;
+      if (smp.st !== undefined) s.hasSt = true;
+      return;
+    }
+    t.splice(i, 0, smp.t);
+    s.v.splice(i, 0, smp.v);
+    s.h.splice(i, 0, smp.h);
+    s.st.splice(i, 0, smp.st ?? NaN);
+  } else {
+    t.push(smp.t);
+    s.v.push(smp.v);
+    s.h.push(smp.h);
+    s.st.push(smp.st ?? NaN);
+  }
+  if (smp.h) s.hasHist = true;
+  if (smp.st !== undefined) s.hasSt = true;
+}
+
+function overlaps(s: MemSeries, mint: number, maxt: number): boolean {
+  const n = s.t.length;
+  return n > 0 && s.t[0]! <= maxt && s.t[n - 1]! >= mint;
+}
+
+export class MemoryMetricStore implements MetricStore {
+  private readonly bySeries = new Map<string, MemSeries>();
+  private readonly meta = new Map<string, MetricMetadata[]>();
+
+  async append(input: readonly MetricSeriesInput[]): Promise<void> {
+    for (const s of input) {
+      const k = labelsKey(s.labels);
+      let ms = this.bySeries.get(k);
+      if (!ms) {
+        ms = { labels: s.labels, t: [], v: [], h: [], st: [], hasHist: false, hasSt: false };
+        this.bySeries.set(k, ms);
+      }
+      for (const smp of s.samples) insertSample(ms, smp);
+    }
+  }
+
+  async appendMetadata(md: readonly MetricMetadata[]): Promise<void> {
+    for (const m of md) {
+      const list = this.meta.get(m.metric) ?? [];
+      if (!list.some((x) => x.type === m.type && x.help === m.help && x.unit === m.unit)) list.unshift(m);
+      this.meta.set(m.metric, list.slice(0, 10));
+    }
+  }
+
+  private matching(
+    matcherSets: readonly (readonly LabelMatcher[])[],
+    mint: number,
+    maxt: number,
+    scope: MatcherAlternatives | undefined,
+  ): MemSeries[] {
+    const inScope = compileAlternatives(scope);
+    const sets = matcherSets.length ? matcherSets.map(compileMatchers) : [() => true];
+    const out: MemSeries[] = [];
+    for (const s of this.bySeries.values()) {
+      if (!overlaps(s, mint, maxt) || !inScope(s.labels)) continue;
+      if (sets.some((p) => p(s.labels))) out.push(s);
+    }
+    return out;
+  }
+
+  async *select(
+    matchers: readonly LabelMatcher[],
+    mint: number,
+    maxt: number,
+    hints?: SelectHints,
+  ): AsyncIterable<StoredSeries> {
+    const list = this.matching([matchers], mint, maxt, hints?.scope);
+    list.sort((a, b) => (labelsKey(a.labels) < labelsKey(b.labels) ? -1 : 1));
+    for (const s of list) {
+      let lo = 0;
+      while (lo < s.t.length && s.t[lo]! < mint) lo++;
+      let hi = lo;
+      while (hi < s.t.length && s.t[hi]! <= maxt) hi++;
+      const out: StoredSeries = {
+        labels: s.labels,
+        timestamps: Float64Array.from(s.t.slice(lo, hi)),
+        values: Float64Array.from(s.v.slice(lo, hi)),
+      };
+      if (s.hasHist) out.histograms = s.h.slice(lo, hi);
+      if (s.hasSt) out.startTimestamps = Float64Array.from(s.st.slice(lo, hi));
+      yield out;
+    }
+  }
+
+  async series(sets: readonly (readonly LabelMatcher[])[], mint: number, maxt: number, scope?: MatcherAlternatives) {
+    return this.matching(sets, mint, maxt, scope).map((s) => s.labels);
+  }
+
+  async labelNames(sets: readonly (readonly LabelMatcher[])[], mint: number, maxt: number, scope?: MatcherAlternatives) {
+    const names = new Set<string>();
+    for (const s of this.matching(sets, mint, maxt, scope)) for (const n of Object.keys(s.labels)) names.add(n);
+    return [...names].sort();
+  }
+
+  async labelValues(
+    name: string,
+    sets: readonly (readonly LabelMatcher[])[],
+    mint: number,
+    maxt: number,
+    scope?: MatcherAlternatives,
+  ) {
+    const vals = new Set<string>();
+    for (const s of this.matching(sets, mint, maxt, scope)) {
+      const v = s.labels[name];
+      if (v !== undefined) vals.add(v);
+    }
+    return [...vals].sort();
+  }
+
+  async metadata(metric?: string, limit?: number): Promise<Map<string, MetricMetadata[]>> {
+    const out = new Map<string, MetricMetadata[]>();
+    for (const [k, v] of this.meta) {
+      if (metric !== undefined && k !== metric) continue;
+      out.set(k, v);
+      if (limit !== undefined && out.size >= limit) break;
+    }
+    return out;
+  }
+
+  async cardinality(q: CardinalityQuery): Promise<CardinalityStats> {
+    const list = this.matching(q.matcherSets, q.mint, q.maxt, q.scope);
+    const seriesByMetric = new Map<string, number>();
+    const seriesByLabel = new Map<string, number>();
+    const values = new Map<string, Set<string>>();
+    const want = q.labels && q.labels.length ? new Set(q.labels) : undefined;
+    for (const s of list) {
+      const name = s.labels.__name__ ?? '';
+      seriesByMetric.set(name, (seriesByMetric.get(name) ?? 0) + 1);
+      for (const [k, v] of Object.entries(s.labels)) {
+        if (want && !want.has(k)) continue;
+        seriesByLabel.set(k, (seriesByLabel.get(k) ?? 0) + 1);
+        let set = values.get(k);
+        if (!set) values.set(k, (set = new Set()));
+        set.add(v);
+      }
+    }
+    const distinctValuesByLabel = new Map([...values].map(([k, v]) => [k, v.size]));
+    return { totalSeries: list.length, seriesByMetric, seriesByLabel, distinctValuesByLabel };
+  }
+}
+
+const containsAllTerms = (msg: string, terms: readonly string[] | undefined): boolean => {
+  if (!terms || terms.length === 0) return true;
+  const lower = msg.toLowerCase();
+  return terms.every((t) => lower.includes(t.toLowerCase()));
+};
+
+/** Records kept in ingestion order; scans filter and sort per call. */
+export class MemoryLogStore implements LogStore {
+  private readonly records: LogRecord[] = [];
+
+  async append(records: readonly LogRecord[]): Promise<void> {
+    for (const r of records) this.records.push(r);
+  }
+
+  lastSeq(): number {
+    return this.records.length;
+  }
+
+  async tail(afterSeq: number, scope?: MatcherAlternatives) {
+    const inScope = compileAlternatives(scope);
+    const records: LogRecord[] = [];
+    const seqs: number[] = [];
+    for (let i = afterSeq; i < this.records.length; i++) {
+      if (inScope(this.records[i]!.labels)) {
+        records.push(this.records[i]!);
+        seqs.push(i + 1);
+      }
+    }
+    return { records, seqs };
+  }
+
+  async *scan(q: LogScanQuery): AsyncIterable<LogBatch> {
+    const match = compileMatchers(q.matchers ?? []);
+    const inScope = compileAlternatives(q.scope);
+    const idx: number[] = [];
+    for (let i = 0; i < this.records.length; i++) {
+      const r = this.records[i]!;
+      if (r.timestampNs < q.startNs || r.timestampNs >= q.endNs) continue;
+      if (!match(r.labels) || !inScope(r.labels) || !containsAllTerms(r.message, q.terms)) continue;
+      idx.push(i);
+    }
+    const desc = (q.order ?? 'desc') === 'desc';
+    idx.sort((a, b) => {
+      const ta = this.records[a]!.timestampNs;
+      const tb = this.records[b]!.timestampNs;
+      if (ta !== tb) return desc ? (ta > tb ? -1 : 1) : ta < tb ? -1 : 1;
+      return desc ? b - a : a - b;
+    });
+    let start = 0;
+    if (q.after !== undefined) {
+      const pos = Number(q.after);
+      const at = idx.indexOf(pos);
+      start = at >= 0 ? at + 1 : 0;
+    }
+    const batch = 1024;
+    for (let i = start; i < idx.length; i += batch) {
+      const slice = idx.slice(i, i + batch);
+      yield {
+        records: slice.map((j) => this.records[j]!),
+        seqs: slice.map((j) => j + 1),
+        position: String(slice[slice.length - 1]),
+      };
+    }
+  }
+}
+
+export class MemoryTraceStore implements TraceStore {
+  private readonly byTrace = new Map<string, Span[]>();
+
+  async append(spans: readonly Span[]): Promise<void> {
+    for (const s of spans) {
+      const list = this.byTrace.get(s.traceId) ?? [];
+      list.push(s);
+      this.byTrace.set(s.traceId, list);
+    }
+  }
+
+  async getTrace(traceId: string, scope?: MatcherAlternatives): Promise<Span[]> {
+    const inScope = compileAlternatives(scope);
+    return (this.byTrace.get(traceId.toLowerCase()) ?? []).filter((s) => inScope(spanLabels(s)));
+  }
+
+  async *search(q: TraceSearchQuery): AsyncIterable<Span[]> {
+    const inScope = compileAlternatives(q.scope);
+    let n = 0;
+    for (const spans of this.byTrace.values()) {
+      const visible = spans.filter(
+        (s) => s.startTimeUnixNano < q.endNs && s.endTimeUnixNano >= q.startNs && inScope(spanLabels(s)),
+      );
+      if (visible.length === 0) continue;
+      yield visible;
+      if (q.limit !== undefined && ++n >= q.limit * 10) return;
+    }
+  }
+}
+
+/** Labels a span is scoped by: its resource's string attributes, plus service. */
+export function spanLabels(s: Span): Labels {
+  const out: Record<string, string> = { svc_stream: 'apm' };
+  for (const [k, v] of Object.entries(s.resource)) if (typeof v === 'string') out[k] = v;
+  const svc = s.resource['service.name'];
+  if (typeof svc === 'string') out.service = svc;
+  return out;
+}
+
+export class MemoryEventStore implements EventStore {
+  private readonly events: EventRecord[] = [];
+
+  async append(events: readonly EventRecord[]): Promise<void> {
+    for (const e of events) this.events.push(e);
+  }
+
+  async *scan(q: EventScanQuery) {
+    const match = compileMatchers(q.matchers ?? []);
+    const inScope = compileAlternatives(q.scope);
+    const idx: number[] = [];
+    this.events.forEach((e, i) => {
+      if (e.timestampNs >= q.startNs && e.timestampNs < q.endNs && match(e.labels) && inScope(e.labels)) idx.push(i);
+    });
+    const desc = (q.order ?? 'desc') === 'desc';
+    idx.sort((a, b) => {
+      const ta = this.events[a]!.timestampNs;
+      const tb = this.events[b]!.timestampNs;
+      if (ta !== tb) return desc ? (ta > tb ? -1 : 1) : ta < tb ? -1 : 1;
+      return desc ? b - a : a - b;
+    });
+    let start = 0;
+    if (q.after !== undefined) {
+      const at = idx.indexOf(Number(q.after));
+      start = at >= 0 ? at + 1 : 0;
+    }
+    for (let i = start; i < idx.length; i += 1024) {
+      const slice = idx.slice(i, i + 1024);
+      yield { events: slice.map((j) => this.events[j]!), seqs: slice.map((j) => j + 1), position: String(slice[slice.length - 1]) };
+    }
+  }
+}
+
+const clone = (v: MetaValue): MetaValue => (v === null || typeof v !== 'object' ? v : structuredClone(v));
+
+export class MemoryMetaStore implements MetaStore {
+  protected readonly data = new Map<string, Map<string, MetaValue>>();
+  private queue: Promise<unknown> = Promise.resolve();
+
+  async get(collection: string, key: string) {
+    const v = this.data.get(collection)?.get(key);
+    return v === undefined ? undefined : clone(v);
+  }
+
+  async list(collection: string): Promise<[string, MetaValue][]> {
+    return [...(this.data.get(collection) ?? new Map<string, MetaValue>())].map(([k, v]) => [k, clone(v)]);
+  }
+
+  /** Applies a transaction's writes; the embedded backend overrides this to log them first. */
+  protected async commit(_writes: Array<[string, string, MetaValue | undefined]>): Promise<void> {}
+
+  transaction<T>(fn: (tx: MetaTransaction) => T): Promise<T> {
+    const run = async () => {
+      const writes = new Map<string, [string, string, MetaValue | undefined]>();
+      const keyOf = (c: string, k: string) => JSON.stringify([c, k]);
+      const tx: MetaTransaction = {
+        get: (c, k) => {
+          const w = writes.get(keyOf(c, k));
+          if (w) return w[2] === undefined ? undefined : clone(w[2]);
+          const v = this.data.get(c)?.get(k);
+          return v === undefined ? undefined : clone(v);
+        },
+        put: (c, k, v) => void writes.set(keyOf(c, k), [c, k, clone(v)]),
+        delete: (c, k) => {
+          const existed = tx.get(c, k) !== undefined;
+          writes.set(keyOf(c, k), [c, k, undefined]);
+          return existed;
+        },
+        list: (c) => {
+          const m = new Map(this.data.get(c) ?? []);
+          for (const [cc, k, v] of writes.values()) {
+            if (cc !== c) continue;
+            if (v === undefined) m.delete(k);
+            else m.set(k, v);
+          }
+          return [...m].map(([k, v]) => [k, clone(v)]);
+        },
+      };
+      const result = fn(tx);
+      const list = [...writes.values()];
+      await this.commit(list);
+      for (const [c, k, v] of list) {
+        let m = this.data.get(c);
+        if (!m) this.data.set(c, (m = new Map()));
+        if (v === undefined) m.delete(k);
+        else m.set(k, v);
+      }
+      return result;
+    };
+    const p = this.queue.then(run, run);
+    this.queue = p.catch(() => undefined);
+    return p;
+  }
+}
+
+export function createMemoryBackend(): StorageBackend {
+  return {
+    name: 'memory',
+    metrics: new MemoryMetricStore(),
+    logs: new MemoryLogStore(),
+    traces: new MemoryTraceStore(),
+    events: new MemoryEventStore(),
+    meta: new MemoryMetaStore(),
+    flush: async () => {},
+    close: async () => {},
+  };
+}
+
+export default definePlugin({
+  name: 'storage-memory',
+  description: 'In-memory storage (nothing persists); the reference for the storage conformance suite.',
+  register(ctx) {
+    ctx.extensions.storageBackend({ name: 'memory', create: async () => createMemoryBackend() });
+  },
+});

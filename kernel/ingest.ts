@@ -1,0 +1,189 @@
+/**
+ * The shared ingest path behind every Receiver route: back-pressure (503 past the in-flight
+ * limit, 429 past the rate), content-type checks, decoding, and an atomic write: a request is
+ * acknowledged only after storage accepted all of its records, and a malformed one writes nothing.
+ */
+import type { LookoutConfig } from './config.js';
+import { LookoutError, badRequest, toLookoutError } from './errors.js';
+import type { IngestDecoded, IngestRequest, ReceiverDefinition, ReceiverRoute } from './extension-points.js';
+import { HttpResponse, type HttpRoutes, type RequestContext } from './http/routes.js';
+import { contentEncodings } from './http/body.js';
+import type { Logger } from './logger.js';
+import type { MetricsRegistry } from './metrics-registry.js';
+import { batchRecordCount, type IngestBatch } from './models.js';
+import type { StorageBackend } from './storage.js';
+
+export const INGEST_BASE = '/ingester';
+
+/** Token bucket over requests per second. */
+class RateLimiter {
+  private tokens: number;
+  private last = performance.now();
+  constructor(private readonly perSecond: number) {
+    this.tokens = perSecond;
+  }
+  take(): boolean {
+    if (this.perSecond <= 0) return true;
+    const now = performance.now();
+    this.tokens = Math.min(this.perSecond, this.tokens + ((now - this.last) / 1000) * this.perSecond);
+    this.last = now;
+    if (this.tokens < 1) return false;
+    this.tokens -= 1;
+    return true;
+  }
+}
+
+export type BatchListener = (batch: IngestBatch) => void;
+
+export class IngestPipeline {
+  private inflight = 0;
+  private readonly rate: RateLimiter;
+  private readonly listeners: BatchListener[] = [];
+  private readonly ingested;
+  private readonly rejected;
+
+  constructor(
+    private readonly config: LookoutConfig,
+    private readonly storage: () => StorageBackend,
+    private readonly logger: Logger,
+    metrics: MetricsRegistry,
+  ) {
+    this.rate = new RateLimiter(config.limits.ingestRatePerSecond);
+    this.ingested = metrics.counter('lookout_ingested_records_total', 'Records accepted, by receiver and signal.');
+    this.rejected = metrics.counter('lookout_rejected_requests_total', 'Ingest requests refused, by receiver and reason.');
+    metrics.gauge('lookout_ingest_inflight_requests', 'Ingest requests in flight.').collect(() => [[{}, this.inflight]]);
+  }
+
+  /** Called after each batch is durably stored (archiver, live tail, ...). */
+  onBatch(fn: BatchListener): void {
+    this.listeners.push(fn);
+  }
+
+  /**
+   * Writes a batch to storage. Metrics, logs, spans and events go to their stores; the call
+   * resolves when all are durable.
+   */
+  async write(batch: IngestBatch): Promise<void> {
+    const st = this.storage();
+    const tasks: Promise<void>[] = [];
+    if (batch.metrics?.length) tasks.push(st.metrics.append(batch.metrics));
+    if (batch.metadata?.length) tasks.push(st.metrics.appendMetadata(batch.metadata));
+    if (batch.logs?.length) tasks.push(st.logs.append(batch.logs));
+    if (batch.spans?.length) tasks.push(st.traces.append(batch.spans));
+    if (batch.events?.length) tasks.push(st.events.append(batch.events));
+    await Promise.all(tasks);
+    for (const l of this.listeners) {
+      try {
+        l(batch);
+      } catch (e) {
+        this.logger.warn('ingest listener failed', { err: e });
+      }
+    }
+  }
+
+  /** Mounts a receiver's routes under /ingester on the HTTP app. */
+  mount(http: HttpRoutes, plugin: string, receiver: ReceiverDefinition): void {
+    for (const route of receiver.routes) {
+      const paths = (Array.isArray(route.path) ? route.path : [route.path]) as string[];
+      http.route(plugin, {
+        method: route.method ?? 'POST',
+        path: paths.map((p) => INGEST_BASE + p),
+        family: 'ingest',
+        auth: route.auth === 'none' ? 'none' : { ingest: route.auth },
+        handler: (ctx) => this.handle(receiver, route, ctx),
+      });
+    }
+  }
+
+  private reject(receiver: string, reason: string): void {
+    this.rejected.inc({ receiver, reason });
+  }
+
+  private async handle(receiver: ReceiverDefinition, route: ReceiverRoute, ctx: RequestContext): Promise<HttpResponse> {
+    const contentTypeHeader = String(ctx.headers['content-type'] ?? '');
+    const contentType = contentTypeHeader.split(';')[0]!.trim().toLowerCase();
+    const errorResponse = (e: LookoutError): HttpResponse => {
+      if (!route.formatError) throw e;
+      const r = route.formatError(e.status, e.message, { contentType });
+      return new HttpResponse(r.status ?? e.status, r.body ?? null, {
+        ...(r.contentType ? { 'content-type': r.contentType } : {}),
+        ...e.headers,
+        ...r.headers,
+      });
+    };
+    if (!this.rate.take()) {
+      this.reject(receiver.name, 'rate_limited');
+      return errorResponse(
+        new LookoutError('rate_limited', 'ingest rate limit exceeded; retry after a short backoff', {
+          headers: { 'retry-after': '1' },
+        }),
+      );
+    }
+    if (this.inflight >= this.config.limits.ingestMaxConcurrent) {
+      this.reject(receiver.name, 'overloaded');
+      ctx.req.resume();
+      return errorResponse(
+        new LookoutError('unavailable', 'ingester at maximum concurrent request capacity; retry with backoff', {
+          headers: { 'retry-after': '1' },
+        }),
+      );
+    }
+    this.inflight++;
+    try {
+      if (route.requiredEncoding) {
+        const encs = contentEncodings(ctx.headers['content-encoding'] as string | undefined);
+        if (!encs.includes(route.requiredEncoding)) {
+          throw badRequest(`Content-Encoding: ${route.requiredEncoding} is required`);
+        }
+      }
+      if (route.contentTypes && !route.contentTypes.includes(contentType)) {
+        throw badRequest(
+          `unsupported content type "${contentType || '(none)'}"; expected ${route.contentTypes.join(' or ')}`,
+        );
+      }
+      const body = await ctx.body();
+      const req: IngestRequest = {
+        body,
+        contentType,
+        contentTypeHeader,
+        headers: ctx.headers,
+        query: ctx.query,
+        path: ctx.path,
+        principal: ctx.principal,
+      };
+      let decoded: IngestDecoded;
+      try {
+        decoded = await route.decode(req);
+      } catch (e) {
+        if (e instanceof LookoutError) throw e;
+        throw badRequest(`malformed payload: ${(e as Error).message}`);
+      }
+      await this.write(decoded.batch);
+      this.countIngested(receiver.name, decoded.batch);
+      const r = decoded.respond?.() ?? {};
+      const headers: Record<string, string> = { ...(r.headers ?? {}) };
+      if (r.contentType) headers['content-type'] = r.contentType;
+      return new HttpResponse(r.status ?? 200, r.body ?? null, headers);
+    } catch (e) {
+      const err = toLookoutError(e);
+      this.reject(receiver.name, err.status === 413 ? 'too_large' : err.status >= 500 ? 'error' : 'bad_request');
+      if (err.kind === 'internal') this.logger.error('ingest failed', { receiver: receiver.name, err: err.cause ?? err });
+      return errorResponse(err);
+    } finally {
+      this.inflight--;
+    }
+  }
+
+  private countIngested(receiver: string, b: IngestBatch): void {
+    if (b.metrics?.length) {
+      let n = 0;
+      for (const s of b.metrics) n += s.samples.length;
+      this.ingested.inc({ receiver, signal: 'metrics' }, n);
+    }
+    if (b.logs?.length) this.ingested.inc({ receiver, signal: 'logs' }, b.logs.length);
+    if (b.spans?.length) this.ingested.inc({ receiver, signal: 'traces' }, b.spans.length);
+    if (b.events?.length) this.ingested.inc({ receiver, signal: 'events' }, b.events.length);
+  }
+}
+
+export { batchRecordCount };

@@ -1,0 +1,14 @@
+/**
+ * Every first-party plugin: the set that `plugins: ["*"]` enables. Add one import and one
+ * array entry per plugin.
+ */
+import type { PluginDefinition } from '../kernel/plugin.js';
+import { backendPlugins } from '../backends/index.js';
+import authTokens from './auth-tokens/index.js';
+import dashboards from './dashboards/index.js';
+
+export const firstPartyPlugins: PluginDefinition[] = [
+  ...backendPlugins,
+  authTokens,
+  dashboards,
+];
