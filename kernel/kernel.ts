@@ -24,7 +24,7 @@ import { IngestPipeline } from './ingest.js';
 import { importPluginModule, orderPlugins, selectPlugins, isModuleSpecifier, PluginLoadError } from './loader.js';
 import { createLogger, type Logger } from './logger.js';
 import { MetricsRegistry } from './metrics-registry.js';
-import type { PluginContext, PluginDefinition } from './plugin.js';
+import type { PluginContext, PluginDefinition, UpgradeHandler } from './plugin.js';
 import { Tokens, type IdentityDirectory, type ScopeResolver } from './services.js';
 import type { StorageBackend } from './storage.js';
 import type { Token } from './tokens.js';
@@ -71,6 +71,7 @@ export class Kernel {
   private readonly languages = new Map<string, QueryLanguage>();
   private readonly starters: Array<{ plugin: string; fn: () => void | Promise<void> }> = [];
   private readonly stoppers: Array<{ plugin: string; fn: () => void | Promise<void> }> = [];
+  private readonly upgrades = new Map<string, UpgradeHandler>();
   private storage: StorageBackend | undefined;
   private server: Server | undefined;
   private ready = false;
@@ -202,6 +203,9 @@ export class Kernel {
       },
       onStart: (fn) => this.starters.push({ plugin: p.name, fn }),
       onStop: (fn) => this.stoppers.push({ plugin: p.name, fn }),
+      onUpgrade: (path, handler) => {
+        this.upgrades.set(path, handler);
+      },
     };
   }
 
@@ -261,6 +265,12 @@ export class Kernel {
   async listen(): Promise<StartedServer> {
     const server = createServer({ keepAliveTimeout: 65_000 }, this.http.nodeListener());
     this.server = server;
+    server.on('upgrade', (req, socket, head) => {
+      const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+      const h = this.stopping ? undefined : this.upgrades.get(path);
+      if (h) h.handle(req, socket, head);
+      else socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+    });
     await new Promise<void>((res, rej) => {
       server.once('error', rej);
       server.listen(this.config.server.port, this.config.server.host, () => {
@@ -288,6 +298,13 @@ export class Kernel {
       if (server) {
         const closed = new Promise<void>((res) => server.close(() => res()));
         server.closeIdleConnections();
+        for (const [path, h] of this.upgrades) {
+          try {
+            await h.close();
+          } catch (e) {
+            this.logger.warn('upgrade handler close failed', { path, err: e });
+          }
+        }
         const timer = setTimeout(() => {
           this.http.abortAll();
           server.closeAllConnections();

@@ -14,6 +14,18 @@ import type {
 import type { RouteDefinition } from './http/routes.js';
 import type { Logger } from './logger.js';
 import type { Token } from './tokens.js';
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+
+/**
+ * Takes over HTTP upgrade requests (WebSocket) for one exact path. `close` runs when the
+ * server stops, before it waits for connections to drain: upgraded sockets are not HTTP
+ * requests, so the owner must end them.
+ */
+export interface UpgradeHandler {
+  handle(req: IncomingMessage, socket: Duplex, head: Buffer): void;
+  close(): void | Promise<void>;
+}
 
 export interface PluginContext {
   /** This plugin's name. */
@@ -41,6 +53,8 @@ export interface PluginContext {
   onStart(fn: () => void | Promise<void>): void;
   /** Runs on shutdown, in reverse dependency order, before storage is flushed and closed. */
   onStop(fn: () => void | Promise<void>): void;
+  /** Handles HTTP upgrade requests (WebSocket) for an exact path; other paths are refused. */
+  onUpgrade(path: string, handler: UpgradeHandler): void;
 }
 
 export interface PluginDefinition {
