@@ -104,6 +104,7 @@ export class Kernel {
       get: <L extends QueryLanguage>(n: string) => this.languages.get(n) as L | undefined,
       names: () => [...this.languages.keys()],
     });
+    this.bind(Tokens.Authenticator, { authenticateBearer: (t, h) => this.http.authenticateBearer(t, h) });
     this.registerKernelRoutes();
   }
 

@@ -1,6 +1,7 @@
 /**
  * Typed tokens of the kernel's services and extension-point registries.
  */
+import type { IncomingHttpHeaders } from 'node:http';
 import type { Principal } from './auth.js';
 import type { Clock } from './clock.js';
 import type { LookoutConfig, ServiceAccountConfig, UserConfig } from './config.js';
@@ -28,6 +29,11 @@ export interface IdentityDirectory {
   serviceAccount(name: string): ServiceAccountConfig | undefined;
 }
 
+/** Bearer-token authentication outside HTTP routes (e.g. a WebSocket `connection_init`). */
+export interface BearerAuthenticator {
+  authenticateBearer(token: string, headers?: IncomingHttpHeaders): Promise<Principal | undefined>;
+}
+
 export interface ArchiveRegistry {
   names(): string[];
   get(name: string): Archive | undefined;
@@ -49,4 +55,5 @@ export const Tokens = {
   Identities: createToken<IdentityDirectory>('identities'),
   Archives: createToken<ArchiveRegistry>('archives'),
   QueryLanguages: createToken<QueryLanguageRegistry>('query-languages'),
+  Authenticator: createToken<BearerAuthenticator>('authenticator'),
 } as const;

@@ -133,6 +133,19 @@ export class HttpRoutes {
     for (const c of this.inflight) c.abort();
   }
 
+  /**
+   * Resolves a bearer token to an enriched principal, as bearer routes do; undefined when no
+   * provider accepts it. For transports that carry the token elsewhere (WebSocket init payload).
+   */
+  async authenticateBearer(token: string, headers: IncomingHttpHeaders = {}): Promise<Principal | undefined> {
+    for (const p of this.opts.authProviders()) {
+      const out = await p.authenticate({ scheme: 'bearer', token, headers });
+      if (out === 'invalid') return undefined;
+      if (out) return this.enrich(out);
+    }
+    return undefined;
+  }
+
   private async authenticate(def: RouteDefinition, headers: IncomingHttpHeaders): Promise<Principal> {
     if (def.auth === 'none') {
       // Optional bearer auth still resolves a principal when a valid token is given.
