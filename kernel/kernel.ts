@@ -306,11 +306,14 @@ export class Kernel {
             this.logger.warn('upgrade handler close failed', { path, err: e });
           }
         }
+        // Keep-alive connections become idle as their requests finish: close them as they do.
+        const idle = setInterval(() => server.closeIdleConnections(), 50);
         const timer = setTimeout(() => {
           this.http.abortAll();
           server.closeAllConnections();
         }, drainMs);
         await closed;
+        clearInterval(idle);
         clearTimeout(timer);
       }
       for (const s of [...this.stoppers].reverse()) {

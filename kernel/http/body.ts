@@ -45,7 +45,7 @@ function parseEncodings(header: string | undefined): ContentEncoding[] {
     if (e === '' || e === 'identity') continue;
     if (e === 'x-gzip') out.push('gzip');
     else if (e === 'gzip' || e === 'deflate' || e === 'zstd' || e === 'snappy') out.push(e);
-    else throw new LookoutError('bad_request', `unsupported Content-Encoding "${e}"`, { status: 415 });
+    else throw new LookoutError('bad_request', `unsupported Content-Encoding "${e}"`);
   }
   return out;
 }
@@ -80,6 +80,7 @@ async function decodeOne(buf: Buffer, enc: ContentEncoding, limit: number): Prom
         }
       }
     case 'zstd': {
+      checkZstdFrameHeader(buf, limit);
       const parts: Uint8Array[] = [];
       let size = 0;
       let over = false;
@@ -108,6 +109,41 @@ async function decodeOne(buf: Buffer, enc: ContentEncoding, limit: number): Prom
       }
     }
   }
+}
+
+const ZSTD_MAGIC = 0xfd2fb528;
+const ZSTD_MAX_WINDOW = 128 * 1024 * 1024;
+
+/**
+ * Refuses a zstd frame before decoding when its header declares more content than the limit or
+ * a window the decoder would have to allocate beyond a sane bound.
+ */
+function checkZstdFrameHeader(buf: Buffer, limit: number): void {
+  if (buf.length < 6 || buf.readUInt32LE(0) !== ZSTD_MAGIC) return; // the decoder reports bad data
+  const fhd = buf[4]!;
+  const fcsFlag = fhd >> 6;
+  const singleSegment = (fhd >> 5) & 1;
+  const dictIdSize = [0, 1, 2, 4][fhd & 3]!;
+  let pos = 5;
+  let window = 0;
+  if (!singleSegment) {
+    const wd = buf[pos++]!;
+    const windowLog = 10 + (wd >> 3);
+    const base = 2 ** windowLog;
+    window = base + (base / 8) * (wd & 7);
+  }
+  pos += dictIdSize;
+  const fcsSize = fcsFlag === 0 ? (singleSegment ? 1 : 0) : [0, 2, 4, 8][fcsFlag]!;
+  let fcs: number | undefined;
+  if (fcsSize > 0 && pos + fcsSize <= buf.length) {
+    if (fcsSize === 1) fcs = buf[pos]!;
+    else if (fcsSize === 2) fcs = buf.readUInt16LE(pos) + 256;
+    else if (fcsSize === 4) fcs = buf.readUInt32LE(pos);
+    else fcs = Number(buf.readBigUInt64LE(pos));
+  }
+  if (fcs !== undefined && fcs > limit) throw tooLarge(`decompressed body exceeds the limit of ${limit} bytes`);
+  if (singleSegment && fcs !== undefined) window = fcs;
+  if (window > ZSTD_MAX_WINDOW) throw badRequest(`zstd window of ${window} bytes is larger than ${ZSTD_MAX_WINDOW}`);
 }
 
 /** Snappy block format (as Prometheus remote write uses), refusing outputs above `limit`. */
