@@ -6,9 +6,11 @@ import type { PluginDefinition } from '../kernel/plugin.js';
 import { backendPlugins } from '../backends/index.js';
 import authTokens from './auth-tokens/index.js';
 import dashboards from './dashboards/index.js';
+import querySvcql from './query-svcql/index.js';
 
 export const firstPartyPlugins: PluginDefinition[] = [
   ...backendPlugins,
   authTokens,
   dashboards,
+  querySvcql,
 ];
