@@ -6,11 +6,15 @@ import type { PluginDefinition } from '../kernel/plugin.js';
 import { backendPlugins } from '../backends/index.js';
 import authTokens from './auth-tokens/index.js';
 import dashboards from './dashboards/index.js';
+import rbac from './rbac/index.js';
+import teams from './teams/index.js';
 import querySvcql from './query-svcql/index.js';
 
 export const firstPartyPlugins: PluginDefinition[] = [
   ...backendPlugins,
   authTokens,
   dashboards,
+  rbac,
+  teams,
   querySvcql,
 ];
