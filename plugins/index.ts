@@ -6,15 +6,21 @@ import type { PluginDefinition } from '../kernel/plugin.js';
 import { backendPlugins } from '../backends/index.js';
 import authTokens from './auth-tokens/index.js';
 import dashboards from './dashboards/index.js';
+import apiGraphql from './api-graphql/index.js';
 import rbac from './rbac/index.js';
 import teams from './teams/index.js';
 import querySvcql from './query-svcql/index.js';
+import ingestOtlp from './ingest-otlp/index.js';
+import ingestRemoteWrite from './ingest-remote-write/index.js';
 
 export const firstPartyPlugins: PluginDefinition[] = [
   ...backendPlugins,
   authTokens,
   dashboards,
+  apiGraphql,
   rbac,
   teams,
   querySvcql,
+  ingestOtlp,
+  ingestRemoteWrite,
 ];

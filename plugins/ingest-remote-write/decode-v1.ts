@@ -1,0 +1,122 @@
+/**
+ * Prometheus remote write 1.0: `prometheus.WriteRequest` (proto/prometheus/remote.proto) read
+ * field by field into MetricSeriesInput. Samples keep their float bits exactly, so staleness
+ * markers (a specific NaN) survive. Exemplars are skipped.
+ */
+import type { Labels, MetricMetadata, MetricSeriesInput, MetricType, Sample } from '../../kernel/models.js';
+import { readHistogram } from './histogram.js';
+import { Reader, WireError } from './wire.js';
+
+export const RW1_METRIC_TYPES: MetricType[] = [
+  'unknown', 'counter', 'gauge', 'histogram', 'gaugehistogram', 'summary', 'info', 'stateset',
+];
+
+export interface DecodedWrite {
+  series: MetricSeriesInput[];
+  metadata: MetricMetadata[];
+  samples: number;
+  histograms: number;
+  exemplars: number;
+}
+
+/** Label sets are validated as Prometheus' handler does: a name, no duplicates, no empty names. */
+export function checkLabels(labels: Record<string, string>, count: number): void {
+  if (count === 0) throw new WireError('series without labels');
+  if (labels.__name__ === undefined) throw new WireError('series without a metric name (__name__ label)');
+}
+
+function readLabel(r: Reader, end: number, into: Record<string, string>): boolean {
+  let name = '';
+  let value = '';
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 10) name = r.string();
+    else if (tag === 18) value = r.string();
+    else r.skip(tag & 7);
+  }
+  if (name === '') throw new WireError('label with an empty name');
+  if (name in into) throw new WireError(`duplicate label name "${name}"`);
+  if (value === '') return false; // Prometheus treats an empty value as an absent label
+  into[name] = value;
+  return true;
+}
+
+function readSample(r: Reader, end: number): Sample {
+  let v = 0;
+  let t = 0;
+  while (r.pos < end) {
+    const tag = r.varint();
+    if (tag === 9) v = r.double();
+    else if (tag === 16) t = r.int64();
+    else r.skip(tag & 7);
+  }
+  return { t, v };
+}
+
+function readMetadata(r: Reader, end: number): MetricMetadata {
+  let type = 0;
+  let metric = '';
+  let help = '';
+  let unit = '';
+  while (r.pos < end) {
+    const tag = r.varint();
+    switch (tag) {
+      case 8: type = r.varint(); break;
+      case 18: metric = r.string(); break;
+      case 34: help = r.string(); break;
+      case 42: unit = r.string(); break;
+      default: r.skip(tag & 7);
+    }
+  }
+  return { metric, type: RW1_METRIC_TYPES[type] ?? 'unknown', help, unit };
+}
+
+export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels): DecodedWrite {
+  const r = new Reader(buf);
+  const series: MetricSeriesInput[] = [];
+  const metadata: MetricMetadata[] = [];
+  let nSamples = 0;
+  let nHist = 0;
+  let nEx = 0;
+  while (r.pos < r.end) {
+    const tag = r.varint();
+    if (tag === 10) {
+      const end = r.delimited();
+      const labels: Record<string, string> = {};
+      let nLabels = 0;
+      const samples: Sample[] = [];
+      while (r.pos < end) {
+        const t2 = r.varint();
+        if (t2 === 10) {
+          const e = r.delimited();
+          if (readLabel(r, e, labels)) nLabels++;
+          if (r.pos !== e) throw new WireError('nested message overruns its length');
+        } else if (t2 === 18) {
+          const e = r.delimited();
+          samples.push(readSample(r, e));
+          if (r.pos !== e) throw new WireError('nested message overruns its length');
+        } else if (t2 === 34) {
+          const e = r.delimited();
+          const { t, h } = readHistogram(r, e);
+          samples.push({ t, v: 0, h });
+          nHist++;
+          if (r.pos !== e) throw new WireError('nested message overruns its length');
+        } else if (t2 === 26) {
+          nEx++;
+          r.skip(2);
+        } else r.skip(t2 & 7);
+      }
+      if (r.pos !== end) throw new WireError('time series overruns its message');
+      checkLabels(labels, nLabels);
+      if (extraLabels) for (const k in extraLabels) if (labels[k] === undefined) labels[k] = extraLabels[k]!;
+      nSamples += samples.length;
+      if (samples.length) series.push({ labels, samples });
+    } else if (tag === 26) {
+      const end = r.delimited();
+      metadata.push(readMetadata(r, end));
+      if (r.pos !== end) throw new WireError("metadata overruns its length");
+    } else r.skip(tag & 7);
+  }
+  if (r.pos !== r.end) throw new WireError('truncated message');
+  return { series, metadata, samples: nSamples - nHist, histograms: nHist, exemplars: nEx };
+}
