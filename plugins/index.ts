@@ -7,6 +7,8 @@ import { backendPlugins } from '../backends/index.js';
 import authTokens from './auth-tokens/index.js';
 import dashboards from './dashboards/index.js';
 import apiGraphql from './api-graphql/index.js';
+import events from './events/index.js';
+import facets from './facets/index.js';
 import rbac from './rbac/index.js';
 import teams from './teams/index.js';
 import querySvcql from './query-svcql/index.js';
@@ -18,6 +20,8 @@ export const firstPartyPlugins: PluginDefinition[] = [
   authTokens,
   dashboards,
   apiGraphql,
+  events,
+  facets,
   rbac,
   teams,
   querySvcql,
