@@ -61,7 +61,11 @@ export interface ReceiverRoute {
    */
   decode(req: IngestRequest): IngestDecoded | Promise<IngestDecoded>;
   /** Formats an error in this protocol's shape (default: plain text). */
-  formatError?(status: number, message: string, req: { contentType: string }): IngestResponse;
+  formatError?(
+    status: number,
+    message: string,
+    req: { contentType: string; /** Request headers (e.g. a request id to echo). */ headers?: IncomingHttpHeaders },
+  ): IngestResponse;
 }
 
 export interface ReceiverDefinition {

@@ -104,7 +104,7 @@ export class IngestPipeline {
     const contentType = contentTypeHeader.split(';')[0]!.trim().toLowerCase();
     const errorResponse = (e: LookoutError): HttpResponse => {
       if (!route.formatError) throw e;
-      const r = route.formatError(e.status, e.message, { contentType });
+      const r = route.formatError(e.status, e.message, { contentType, headers: ctx.headers });
       return new HttpResponse(r.status ?? e.status, r.body ?? null, {
         ...(r.contentType ? { 'content-type': r.contentType } : {}),
         ...e.headers,

@@ -14,6 +14,11 @@ import teams from './teams/index.js';
 import querySvcql from './query-svcql/index.js';
 import ingestOtlp from './ingest-otlp/index.js';
 import ingestRemoteWrite from './ingest-remote-write/index.js';
+import ingestAgent from './ingest-agent/index.js';
+import ingestForwarder from './ingest-forwarder/index.js';
+import ingestShipper from './ingest-shipper/index.js';
+import ingestWebhooks from './ingest-webhooks/index.js';
+import ingestCloudStream from './ingest-cloud-stream/index.js';
 
 export const firstPartyPlugins: PluginDefinition[] = [
   ...backendPlugins,
@@ -27,4 +32,9 @@ export const firstPartyPlugins: PluginDefinition[] = [
   querySvcql,
   ingestOtlp,
   ingestRemoteWrite,
+  ingestAgent,
+  ingestForwarder,
+  ingestShipper,
+  ingestWebhooks,
+  ingestCloudStream,
 ];

@@ -1,0 +1,116 @@
+/**
+ * The search engine's `_bulk` NDJSON: action/metadata lines (`index`, `create`, `delete`,
+ * `update`) each followed by a source line for index/create/update. Index and create documents
+ * become log records; delete and update are answered with a per-item error (logs are
+ * append-only). A malformed line fails the whole request, naming the line, before anything is
+ * written.
+ */
+import { randomBytes } from 'node:crypto';
+import { badRequest } from '../../kernel/errors.js';
+import type { LogRecord } from '../../kernel/models.js';
+import { isRecord } from '../ingest-forwarder/log-fields.js';
+import { documentToLog, nowNs } from './documents.js';
+
+export type BulkOp = 'index' | 'create' | 'delete' | 'update';
+
+export interface BulkItem {
+  op: BulkOp;
+  index: string;
+  id: string;
+  /** Set for refused items. */
+  error?: { type: string; reason: string };
+}
+
+export interface ParsedBulk {
+  logs: LogRecord[];
+  items: BulkItem[];
+}
+
+/** ES-style 20-character base64url ids, drawn in one batch per request. */
+class IdSource {
+  private pool = '';
+  private pos = 0;
+  constructor(private readonly expected: number) {}
+  next(): string {
+    if (this.pos + 20 > this.pool.length) {
+      this.pool = randomBytes(Math.max(15, 15 * Math.min(this.expected, 65536))).toString('base64url');
+      this.pos = 0;
+    }
+    const id = this.pool.slice(this.pos, this.pos + 20);
+    this.pos += 20;
+    return id;
+  }
+}
+
+const OPS = new Set<string>(['index', 'create', 'delete', 'update']);
+
+function parseLine(text: string, line: number, what: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (e) {
+    throw badRequest(`malformed ${what} on line ${line}: ${(e as Error).message}`, { code: 'parse_exception' });
+  }
+}
+
+export function parseBulk(body: Buffer, defaultIndex: string | undefined): ParsedBulk {
+  const text = body.toString('utf8');
+  const logs: LogRecord[] = [];
+  const items: BulkItem[] = [];
+  const ids = new IdSource(text.length >>> 8);
+  const now = nowNs();
+  let pos = 0;
+  let line = 0;
+  // The action awaiting its source line.
+  let pending: { op: BulkOp; index: string | undefined; id: string | undefined; line: number } | undefined;
+  while (pos < text.length) {
+    let end = text.indexOf('\n', pos);
+    if (end < 0) end = text.length;
+    line++;
+    let s = text.slice(pos, end);
+    pos = end + 1;
+    if (s.charCodeAt(0) !== 123 /* { */ && s.trim() === '') continue;
+    if (s.charCodeAt(s.length - 1) === 13) s = s.slice(0, -1);
+    if (pending) {
+      const doc = parseLine(s, line, 'document');
+      const p = pending;
+      pending = undefined;
+      const id = p.id ?? ids.next();
+      const index = p.index ?? defaultIndex ?? '';
+      if (p.op === 'update') {
+        items.push({ op: p.op, index, id, error: { type: 'illegal_argument_exception', reason: 'update is not supported: logs are append-only' } });
+        continue;
+      }
+      if (!isRecord(doc)) throw badRequest(`document on line ${line} is not a JSON object`, { code: 'mapper_parsing_exception' });
+      logs.push(documentToLog(doc, index || undefined, now));
+      items.push({ op: p.op, index, id });
+      continue;
+    }
+    const action = parseLine(s, line, 'action/metadata line');
+    const keys = isRecord(action) ? Object.keys(action) : [];
+    const op = keys[0];
+    if (keys.length !== 1 || !op || !OPS.has(op)) {
+      throw badRequest(
+        `malformed action/metadata line [${line}], expected one of [create, delete, index, update] but found [${op ?? typeof action}]`,
+        { code: 'illegal_argument_exception' },
+      );
+    }
+    const meta = (action as Record<string, unknown>)[op];
+    if (meta !== undefined && meta !== null && !isRecord(meta)) {
+      throw badRequest(`malformed action/metadata line [${line}]: the ${op} metadata must be an object`, { code: 'illegal_argument_exception' });
+    }
+    const index = typeof meta?._index === 'string' ? meta._index : undefined;
+    const id = typeof meta?._id === 'string' ? meta._id : typeof meta?._id === 'number' ? String(meta._id) : undefined;
+    if (op === 'delete') {
+      items.push({
+        op,
+        index: index ?? defaultIndex ?? '',
+        id: id ?? '',
+        error: { type: 'illegal_argument_exception', reason: 'delete is not supported: logs are append-only' },
+      });
+      continue;
+    }
+    pending = { op: op as BulkOp, index, id, line };
+  }
+  if (pending) throw badRequest(`action/metadata line [${pending.line}] has no source line after it`, { code: 'illegal_argument_exception' });
+  return { logs, items };
+}
