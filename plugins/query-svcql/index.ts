@@ -1,105 +1,127 @@
 /**
- * SvcQL: Lookout's log query language (see /work/shared/SVCQL.md). Public API of the plugin;
- * lexer/parser, planner and executor live in their own modules.
+ * SvcQL: Lookout's log query language (SVCQL.md). This file is the plugin's public API; the
+ * lexer/parser (lexer.ts, parser.ts), planner (planner.ts) and executor (executor.ts,
+ * operators.ts) live apart.
  */
-import { definePlugin } from '../../kernel/plugin.js';
+import type { QueryContext } from '../../kernel/extension-points.js';
 import type { LabelMatcher, MatcherAlternatives } from '../../kernel/matchers.js';
 import type { EventRecord, LogRecord } from '../../kernel/models.js';
+import { definePlugin } from '../../kernel/plugin.js';
 import type { LogStore } from '../../kernel/storage.js';
+import type { SvcQueryAst } from './ast.js';
+import { compileEventQuery, eventMatchers, parseEventQuery } from './events.js';
+import { buildTable, executePlan } from './executor.js';
+import { parseQuery } from './parser.js';
+import { planQuery, type TimeRangeNs } from './planner.js';
+import { assertRecordQuery as assertRecords, compileRecordFilter as recordFilter, pageRecords } from './records.js';
+import type { Cell, SvcQLTable } from './table.js';
 
-export type SvcQLErrorCode = 'SVCQL_SYNTAX_ERROR' | 'SVCQL_INVALID_ARGUMENT' | 'SVCQL_LIMIT_EXCEEDED';
+export { SvcQLError, type SvcQLErrorCode } from './errors.js';
+export type { Cell, SvcQLTable, TimeRangeNs };
+export type { AggSpec, Expr, FieldRef, SearchNode, Stage } from './ast.js';
+export {
+  columnarOverScan,
+  hasColumnarScan,
+  type ColumnarLogStore,
+  type LabelColumn,
+  type LogColumnBatch,
+  type LogColumnScanQuery,
+} from './columnar.js';
 
-/** A query error; `message` is exactly as SVCQL.md writes it (position included). */
-export class SvcQLError extends Error {
-  constructor(
-    readonly code: SvcQLErrorCode,
-    message: string,
-    readonly line: number,
-    readonly column: number,
-  ) {
-    super(message);
-    this.name = 'SvcQLError';
-  }
-}
-
-/** Parsed query: search expression + stages. */
-export interface SvcQuery {
-  readonly text: string;
-}
-
-export type Cell = string | number | boolean | null;
-
-export interface SvcQLTable {
-  columns: string[];
-  groupKeys: string[];
-  aggrValues: string[];
-  rows: Cell[][];
-}
+/** Parsed query: search expression + stages (see ast.ts). */
+export interface SvcQuery extends SvcQueryAst {}
 
 export interface SvcQLRunContext {
   logs: LogStore;
+  /** RBAC scope for the `logs` stream (undefined = unrestricted, [] = nothing). */
   scope?: MatcherAlternatives;
   signal?: AbortSignal;
+  /** Unix ms after which the query stops with a timeout error. */
   deadline?: number;
 }
 
-/** [start, end) */
-export interface TimeRangeNs {
-  startNs: bigint;
-  endNs: bigint;
-}
-
+/** Parses a full query; throws SvcQLError (SVCQL_SYNTAX_ERROR / SVCQL_INVALID_ARGUMENT). */
 export function parseSvcQL(text: string): SvcQuery {
-  return { text };
+  return parseQuery(text);
 }
 
-/** getLogMetricsResultWithSvcQl: full query → table. */
-export async function runSvcQLTable(_q: SvcQuery, _range: TimeRangeNs, _ctx: SvcQLRunContext): Promise<SvcQLTable> {
-  throw new Error('not implemented yet');
+/**
+ * getLogMetricsResultWithSvcQl: full query → table (non-aggregated: `_timestamp` as decimal ns
+ * string, `_message`, made fields; at most 1000 rows without `limit`).
+ */
+export async function runSvcQLTable(q: SvcQuery, range: TimeRangeNs, ctx: SvcQLRunContext): Promise<SvcQLTable> {
+  const plan = planQuery(q, range);
+  const rows = await executePlan(plan, ctx);
+  return buildTable(rows, plan, q.stages);
 }
 
-/** getLogsWithSvcQl: only where/parse/json/logfmt stages allowed. */
-export function assertRecordQuery(_q: SvcQuery): void {}
+/**
+ * getLogsWithSvcQl: only where/parse/json/logfmt stages allowed (else SVCQL_INVALID_ARGUMENT
+ * `stage "<s>" not allowed here at L:C`).
+ */
+export function assertRecordQuery(q: SvcQuery): void {
+  assertRecords(q);
+}
 
-export async function pageSvcQLRecords(
-  _q: SvcQuery,
-  _range: TimeRangeNs,
-  _page: { limit: number; cursor?: string | null },
-  _ctx: SvcQLRunContext,
+/**
+ * Pages raw records, unchanged, newest first (ties: later-ingested first). The cursor is opaque,
+ * null when nothing is left, valid for the same query and range; a bad one is a
+ * LookoutError('bad_request', 'invalid cursor', {code: 'BAD_USER_INPUT'}).
+ */
+export function pageSvcQLRecords(
+  q: SvcQuery,
+  range: TimeRangeNs,
+  page: { limit: number; cursor?: string | null },
+  ctx: SvcQLRunContext,
 ): Promise<{ records: LogRecord[]; cursor: string | null }> {
-  throw new Error('not implemented yet');
+  return pageRecords(q, range, page, ctx);
 }
 
 /** For live tail: true when a record passes the search and the filter stages. */
-export function compileRecordFilter(_q: SvcQuery): (r: LogRecord) => boolean {
-  return () => true;
+export function compileRecordFilter(q: SvcQuery): (r: LogRecord) => boolean {
+  return recordFilter(q);
 }
 
-/** Events: search expression only. */
+/** Events: search expression only (any stage → SVCQL_INVALID_ARGUMENT). */
 export function parseEventSearch(text: string): SvcQuery {
-  return { text };
+  return parseEventQuery(text);
 }
 
-export function compileEventFilter(_q: SvcQuery): (e: EventRecord) => boolean {
-  return () => true;
+/** Free text matches title or text; `@x` an attribute; keys are labels. */
+export function compileEventFilter(q: SvcQuery): (e: EventRecord) => boolean {
+  return compileEventQuery(q);
 }
 
-export function eventPushdown(_q: SvcQuery): { matchers: LabelMatcher[] } {
-  return { matchers: [] };
+/** Label matchers safe to push into EventStore.scan (top-level AND-ed label terms). */
+export function eventPushdown(q: SvcQuery): { matchers: LabelMatcher[] } {
+  return { matchers: eventMatchers(q) };
+}
+
+/** Options of the `svcql` QueryLanguage's execute: a table query over a range. */
+export interface SvcQLExecuteOptions {
+  range: TimeRangeNs;
+}
+
+async function execute(q: SvcQuery, options: SvcQLExecuteOptions, ctx: QueryContext): Promise<SvcQLTable> {
+  return runSvcQLTable(q, options.range, {
+    logs: ctx.storage.logs,
+    scope: await ctx.scope('logs'),
+    signal: ctx.signal,
+    deadline: ctx.deadline,
+  });
 }
 
 const plugin = definePlugin({
   name: 'query-svcql',
-  description: 'SvcQL log query language',
+  description: 'SvcQL, the log query language: parser, planner and streaming executor',
   register(ctx) {
     ctx.extensions.queryLanguage({
       name: 'svcql',
       parse: parseSvcQL,
-      execute: async () => {
-        throw new Error('not implemented yet');
-      },
+      execute: (ast, options, qctx) => execute(ast as SvcQuery, options as SvcQLExecuteOptions, qctx),
     });
   },
 });
 
 export default plugin;
+
