@@ -1,0 +1,222 @@
+/**
+ * PromQL lexer: turns query text into tokens with their start/end offsets. Keywords are not
+ * resolved here (label names may be keywords); the parser decides by context.
+ */
+import { PromQLParseError, positionOf } from './errors.js';
+
+export type TokKind =
+  | 'ident'
+  | 'number'
+  | 'duration'
+  | 'string'
+  | 'op'
+  | '('
+  | ')'
+  | '{'
+  | '}'
+  | '['
+  | ']'
+  | ','
+  | ':'
+  | '@'
+  | 'eof';
+
+export interface Token {
+  kind: TokKind;
+  /** Raw text (for strings: the decoded value). */
+  text: string;
+  start: number;
+  end: number;
+  /** Numeric value of number/duration tokens (durations in ms). */
+  num?: number;
+}
+
+const UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+  w: 604_800_000,
+  y: 31_536_000_000,
+};
+
+const isDigit = (c: string) => c >= '0' && c <= '9';
+const isIdentStart = (c: string) => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_' || c === ':';
+const isIdentChar = (c: string) => isIdentStart(c) || isDigit(c);
+
+const OPS = ['==', '!=', '>=', '<=', '=~', '!~', '+', '-', '*', '/', '%', '^', '>', '<', '='];
+
+/** Parses a Prometheus duration like `1h30m` or `500ms` into ms; null when invalid. */
+export function parseDurationMs(s: string): number | null {
+  if (!/^(\d+(ms|s|m|h|d|w|y))+$/.test(s)) return null;
+  let total = 0;
+  const re = /(\d+)(ms|s|m|h|d|w|y)/g;
+  let m: RegExpExecArray | null;
+  let lastUnit = Infinity;
+  while ((m = re.exec(s))) {
+    const unit = UNIT_MS[m[2]!]!;
+    if (unit >= lastUnit) return null; // units must be in decreasing order, each once
+    lastUnit = unit;
+    total += Number(m[1]) * unit;
+  }
+  return total;
+}
+
+export function lex(input: string): Token[] {
+  const toks: Token[] = [];
+  let i = 0;
+  const n = input.length;
+  const err = (pos: number, msg: string): never => {
+    throw new PromQLParseError(msg, positionOf(input, pos), pos);
+  };
+  while (i < n) {
+    const c = input[i]!;
+    if (c === ' ' || c === '\t' || c === '\n' || c === '\r') {
+      i++;
+      continue;
+    }
+    if (c === '#') {
+      while (i < n && input[i] !== '\n') i++;
+      continue;
+    }
+    const start = i;
+    if (c === '"' || c === "'" || c === '`') {
+      i++;
+      let out = '';
+      if (c === '`') {
+        while (i < n && input[i] !== '`') out += input[i++];
+        if (i >= n) err(start, 'unterminated raw string');
+        i++;
+      } else {
+        for (;;) {
+          if (i >= n || input[i] === '\n') err(start, 'unterminated quoted string');
+          const ch = input[i]!;
+          if (ch === c) {
+            i++;
+            break;
+          }
+          if (ch === '\\') {
+            const r = readEscape(input, i + 1, c);
+            if (!r) err(i, 'unknown escape sequence');
+            out += r!.s;
+            i = r!.next;
+            continue;
+          }
+          out += ch;
+          i++;
+        }
+      }
+      toks.push({ kind: 'string', text: out, start, end: i });
+      continue;
+    }
+    if (isDigit(c) || (c === '.' && isDigit(input[i + 1] ?? ''))) {
+      // Hex literal.
+      if (c === '0' && (input[i + 1] === 'x' || input[i + 1] === 'X') && /[0-9a-fA-F]/.test(input[i + 2] ?? '')) {
+        i += 2;
+        while (i < n && /[0-9a-fA-F]/.test(input[i]!)) i++;
+        toks.push({ kind: 'number', text: input.slice(start, i), start, end: i, num: parseInt(input.slice(start + 2, i), 16) });
+        continue;
+      }
+      // Duration?
+      const dm = /^(\d+(ms|s|m|h|d|w|y))+/.exec(input.slice(i));
+      if (dm && !isIdentChar(input[i + dm[0].length] ?? '') && input[i + dm[0].length] !== '.') {
+        const ms = parseDurationMs(dm[0]);
+        if (ms === null) err(start, `bad duration syntax: "${dm[0]}"`);
+        i += dm[0].length;
+        toks.push({ kind: 'duration', text: dm[0], start, end: i, num: ms! });
+        continue;
+      }
+      const nm = /^(\d*\.?\d*)([eE][+-]?\d+)?/.exec(input.slice(i))!;
+      i += nm[0].length;
+      if (i < n && isIdentChar(input[i]!)) err(start, `bad number or duration syntax: "${input.slice(start, i + 1)}"`);
+      toks.push({ kind: 'number', text: nm[0], start, end: i, num: Number(nm[0]) });
+      continue;
+    }
+    if (isIdentStart(c)) {
+      while (i < n && (isIdentChar(input[i]!) || input[i] === '.' && false)) i++;
+      const text = input.slice(start, i);
+      const lower = text.toLowerCase();
+      if (lower === 'inf' || lower === 'nan') {
+        toks.push({ kind: 'number', text, start, end: i, num: lower === 'inf' ? Infinity : NaN });
+      } else {
+        toks.push({ kind: 'ident', text, start, end: i });
+      }
+      continue;
+    }
+    switch (c) {
+      case '(':
+      case ')':
+      case '{':
+      case '}':
+      case '[':
+      case ']':
+      case ',':
+      case ':':
+      case '@':
+        toks.push({ kind: c, text: c, start, end: i + 1 });
+        i++;
+        continue;
+    }
+    const op = OPS.find((o) => input.startsWith(o, i));
+    if (op) {
+      i += op.length;
+      toks.push({ kind: 'op', text: op, start, end: i });
+      continue;
+    }
+    if (c === '!') err(start, 'unexpected character after \'!\'');
+    err(start, `unexpected character: ${JSON.stringify(c)}`);
+  }
+  toks.push({ kind: 'eof', text: '', start: n, end: n });
+  return toks;
+}
+
+function readEscape(s: string, i: number, quote: string): { s: string; next: number } | null {
+  const c = s[i];
+  switch (c) {
+    case 'a':
+      return { s: '\x07', next: i + 1 };
+    case 'b':
+      return { s: '\b', next: i + 1 };
+    case 'f':
+      return { s: '\f', next: i + 1 };
+    case 'n':
+      return { s: '\n', next: i + 1 };
+    case 'r':
+      return { s: '\r', next: i + 1 };
+    case 't':
+      return { s: '\t', next: i + 1 };
+    case 'v':
+      return { s: '\v', next: i + 1 };
+    case '\\':
+      return { s: '\\', next: i + 1 };
+    case '"':
+    case "'":
+      if (c !== quote) return null;
+      return { s: c, next: i + 1 };
+    case 'x': {
+      const h = s.slice(i + 1, i + 3);
+      if (!/^[0-9a-fA-F]{2}$/.test(h)) return null;
+      // Go strings are bytes: a lone \xNN is a raw byte. Represent bytes >= 0x80 as U+FFFD-free
+      // Latin-1 code points only when they form valid UTF-8 together; simple path: keep the byte.
+      return { s: String.fromCharCode(parseInt(h, 16)), next: i + 3 };
+    }
+    case 'u': {
+      const h = s.slice(i + 1, i + 5);
+      if (!/^[0-9a-fA-F]{4}$/.test(h)) return null;
+      return { s: String.fromCharCode(parseInt(h, 16)), next: i + 5 };
+    }
+    case 'U': {
+      const h = s.slice(i + 1, i + 9);
+      if (!/^[0-9a-fA-F]{8}$/.test(h)) return null;
+      return { s: String.fromCodePoint(parseInt(h, 16)), next: i + 9 };
+    }
+    default:
+      if (c !== undefined && c >= '0' && c <= '7') {
+        const o = s.slice(i, i + 3);
+        if (!/^[0-7]{3}$/.test(o)) return null;
+        return { s: String.fromCharCode(parseInt(o, 8)), next: i + 3 };
+      }
+      return null;
+  }
+}
