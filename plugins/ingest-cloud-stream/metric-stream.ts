@@ -5,7 +5,7 @@
  *
  * Naming: `<namespace>_<metric_name>_<statistic>`, each part snake_cased and lowercased, every
  * character outside `[a-z0-9_]` replaced by `_` and runs of `_` collapsed:
- * `AWS/EC2` + `CPUUtilization` + `max` → `aws_ec2_cpuutilization_max`,
+ * `AWS/EC2` + `CPUUtilization` + `max` → `aws_ec2_cpu_utilization_max`,
  * `AWS/ApplicationELB` + `RequestCount` + `sum` → `aws_application_elb_request_count_sum`.
  * Labels: `namespace`, `metric` (both verbatim), `statistic`, `region`, `account_id`,
  * `metric_stream_name`, and each dimension under its snake_cased name
