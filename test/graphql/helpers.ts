@@ -79,3 +79,54 @@ export function recordNo(log: { timestamp: string; message: string }): number {
   const i = recs.findIndex((r) => r.timestampNs.toString() === log.timestamp && r.message === log.message);
   return i + 1;
 }
+
+/** A few events of each source (GRAPHQL.md "Events"), in ingestion order. */
+export function exampleEvents(): import('../../kernel/models.js').EventRecord[] {
+  return [
+    {
+      id: 'ev-1',
+      timestampNs: ns(10),
+      title: 'Back-off restarting failed container',
+      text: 'Back-off restarting failed container api in pod api-7d9',
+      labels: { svc_stream: 'events', source: 'kubernetes', namespace: 'prod', kind: 'Pod', reason: 'BackOff', type: 'Warning' },
+      attributes: { count: 5, node: 'n1' },
+    },
+    {
+      id: 'ev-2',
+      timestampNs: ns(60),
+      title: 'Successfully assigned prod/api-7d9 to n1',
+      text: '',
+      labels: { svc_stream: 'events', source: 'kubernetes', namespace: 'prod', kind: 'Pod', reason: 'Scheduled', type: 'Normal' },
+      attributes: { count: 1, node: 'n1' },
+    },
+    {
+      id: 'ev-3',
+      timestampNs: ns(120),
+      title: 'push to main',
+      text: '3 commits by ana',
+      labels: { svc_stream: 'events', source: 'webhook', repository: 'acme/api', event: 'push' },
+      attributes: { commits: 3, branch: 'main', forced: false },
+    },
+    {
+      id: 'ev-4',
+      timestampNs: ns(180),
+      title: 'order created',
+      text: '{"order":"o-1"}',
+      labels: { svc_stream: 'events', source: 'bus', event: 'OrderCreated' },
+      attributes: { amount: 42.5, detail: { order: 'o-1' } },
+    },
+    {
+      id: 'ev-5',
+      timestampNs: ns(240),
+      title: 'Scaled up replica set web-5f to 3',
+      text: '',
+      labels: { svc_stream: 'events', source: 'kubernetes', namespace: 'staging', kind: 'Deployment', reason: 'ScalingReplicaSet', type: 'Normal' },
+      attributes: { count: 1 },
+    },
+  ];
+}
+
+export async function ingestExampleEvents(srv: TestServer): Promise<void> {
+  const ingest = srv.lookout.kernel.get(Tokens.Ingest);
+  for (const e of exampleEvents()) await ingest.write({ events: [e] });
+}
