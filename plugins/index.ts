@@ -19,6 +19,8 @@ import ingestForwarder from './ingest-forwarder/index.js';
 import ingestShipper from './ingest-shipper/index.js';
 import ingestWebhooks from './ingest-webhooks/index.js';
 import ingestCloudStream from './ingest-cloud-stream/index.js';
+import apiPrometheus from './api-prometheus/index.js';
+import apiCardinality from './api-cardinality/index.js';
 
 export const firstPartyPlugins: PluginDefinition[] = [
   ...backendPlugins,
@@ -37,4 +39,6 @@ export const firstPartyPlugins: PluginDefinition[] = [
   ingestShipper,
   ingestWebhooks,
   ingestCloudStream,
+  apiPrometheus,
+  apiCardinality,
 ];

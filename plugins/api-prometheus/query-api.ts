@@ -86,7 +86,10 @@ export class QueryApi {
   }
 
   private async evalContext(ctx: RequestContext, form: URLSearchParams) {
-    const qctx = createQueryContext(this.plugin, ctx.principal, { signal: ctx.signal, timeoutMs: this.timeoutMs(form) });
+    const timeoutMs = this.timeoutMs(form);
+    // Prometheus derives a context deadline from `timeout`; a zero one has expired on arrival.
+    if (timeoutMs !== undefined && timeoutMs <= 0) throw new LookoutError('timeout', 'query timed out in query execution');
+    const qctx = createQueryContext(this.plugin, ctx.principal, { signal: ctx.signal, timeoutMs });
     const ectx: PromEvalContext = {
       metrics: qctx.storage.metrics,
       scope: await qctx.scope('metrics'),
