@@ -2,7 +2,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { at, gql, ingestExampleEvents } from './helpers.js';
+import { at, gql, ingestExampleEvents, type GqlResponse } from './helpers.js';
 
 let srv: TestServer;
 test.before(async () => {
@@ -62,7 +62,7 @@ test('getEvents: cursor pages; bad cursor BAD_USER_INPUT', async () => {
   const seen: string[][] = [];
   let cursor: string | null = null;
   do {
-    const r = await gql(srv, EVENTS, { q: '*', ...RANGE, limit: 2, cursor });
+    const r: GqlResponse<any> = await gql(srv, EVENTS, { q: '*', ...RANGE, limit: 2, cursor });
     assert.is(r.errors, undefined, JSON.stringify(r.errors));
     seen.push(ids(r));
     cursor = r.data!.getEvents.cursor;

@@ -11,6 +11,22 @@ import { Tokens } from '../../kernel/services.js';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from '../helpers/server.js';
 
 const CHROMIUM = '/usr/bin/chromium';
+
+/** The page's DOM, typed just enough for the checks below (the tests compile without lib.dom). */
+interface PageDom {
+  document: { querySelector(sel: string): { textContent: string | null } | null };
+}
+type Page = import('playwright-core').Page;
+/** Waits until the element's text includes `needle` (or equals it when `exact`). */
+const waitText = (page: Page, sel: string, needle: string, exact = false, timeout = 10_000) =>
+  page.waitForFunction(
+    ([s, n, e]) => {
+      const t = (globalThis as unknown as PageDom).document.querySelector(s as string)?.textContent ?? '';
+      return e ? t === n : t.includes(n as string);
+    },
+    [sel, needle, exact] as const,
+    { timeout },
+  );
 const ARTIFACTS = join(process.cwd(), '.test-artifacts');
 
 let srv: TestServer;
@@ -59,24 +75,24 @@ if (!existsSync(CHROMIUM)) {
       await page.fill('#doc', 'mutation { addFavoriteFacet(facet: "@status", displayName: "Status", datatype: "NUMBER", facetGroup: "http") }');
       await page.fill('#vars', '{}');
       await page.click('#run');
-      await page.waitForFunction(() => document.querySelector('#result')?.textContent?.includes('addFavoriteFacet'));
+      await waitText(page, '#result', 'addFavoriteFacet');
       await page.fill('#doc', '{ getFavoriteFacets { name dataType group displayName } }');
       await page.click('#run');
-      await page.waitForFunction(() => document.querySelector('#result')?.textContent?.includes('"displayName": "Status"'));
+      await waitText(page, '#result', '"displayName": "Status"');
       const result = JSON.parse((await page.textContent('#result')) ?? '{}');
       assert.equal(result, { data: { getFavoriteFacets: [{ name: '@status', dataType: 'NUMBER', group: 'http', displayName: 'Status' }] } });
       // A live-tail subscription over the page's own graphql-transport-ws client.
       await page.fill('#doc', 'subscription { getLogsWithSvcQlStream(query: "*", live: true) { logs { message } } }');
       await page.click('#run');
-      await page.waitForFunction(() => document.querySelector('#status')?.textContent === 'subscribed');
+      await waitText(page, '#status', 'subscribed', true);
       await new Promise((r) => setTimeout(r, 200));
       await srv.lookout.kernel.get(Tokens.Ingest).write({
         logs: [{ timestampNs: BigInt(Date.now()) * 1_000_000n, message: 'seen in the browser', labels: { svc_stream: 'logs' }, facets: {} }],
       });
-      await page.waitForFunction(() => document.querySelector('#result')?.textContent?.includes('seen in the browser'), undefined, { timeout: 10_000 });
+      await waitText(page, '#result', 'seen in the browser');
       // The schema panel lists the operations.
       await page.click('#schema');
-      await page.waitForFunction(() => document.querySelector('#docs-body')?.textContent?.includes('getLogsWithSvcQlStream'));
+      await waitText(page, '#docs-body', 'getLogsWithSvcQlStream');
       mkdirSync(ARTIFACTS, { recursive: true });
       await page.screenshot({ path: join(ARTIFACTS, 'graphql-explorer.png') });
       await page.click('#stop');
