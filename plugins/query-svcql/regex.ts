@@ -14,6 +14,8 @@ const searchCache = new Map<string, RE2JS>();
  */
 export function checkRegex(pattern: string, pos: Pos): RE2JS {
   try {
+    // flag-free first, so RE2's reason quotes the user's pattern and not a `(?s)` prefix
+    compileRegex(pattern);
     return searchRegex(pattern);
   } catch (e) {
     if (e instanceof InvalidRegexError) throw invalidArgument(`invalid regex "${pattern}"`, pos, `: ${e.reason}`);
