@@ -53,12 +53,17 @@ export function grantFor(
   allowed: AllowedLabels,
 ): MatcherAlternatives | undefined | null {
   const alts: LabelMatcher[][] = [];
+  const seen = new Set<string>();
   for (const p of policies) {
     if (p.scope.type === 'none' || !coversStream(p, stream, allowed)) continue;
     if (p.scope.type === 'all') return undefined;
     const ms = recordMatchers(p);
     // A custom policy without record filters grants the whole stream.
     if (ms.length === 0) return undefined;
+    // Identical conjunctions (the same filters in several policies) are evaluated once.
+    const key = JSON.stringify(ms);
+    if (seen.has(key)) continue;
+    seen.add(key);
     alts.push(ms);
   }
   return alts.length === 0 ? null : alts;
