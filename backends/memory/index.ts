@@ -42,7 +42,11 @@ import type {
 interface MemSeries {
   labels: Labels;
   t: number[];
-  v: number[];
+  /**
+   * Values in a Float64Array, not a number[]: V8 canonicalizes NaNs stored in double arrays,
+   * which would erase the staleness marker's bit pattern.
+   */
+  v: Float64Array;
   h: (FloatHistogram | undefined)[];
   st: number[];
   hasHist: boolean;
@@ -71,17 +75,27 @@ function insertSample(s: MemSeries, smp: Sample): void {
       return;
     }
     t.splice(i, 0, smp.t);
-    s.v.splice(i, 0, smp.v);
+    growValues(s, t.length);
+    s.v.copyWithin(i + 1, i, t.length - 1);
+    s.v[i] = smp.v;
     s.h.splice(i, 0, smp.h);
     s.st.splice(i, 0, smp.st ?? NaN);
   } else {
     t.push(smp.t);
-    s.v.push(smp.v);
+    growValues(s, t.length);
+    s.v[t.length - 1] = smp.v;
     s.h.push(smp.h);
     s.st.push(smp.st ?? NaN);
   }
   if (smp.h) s.hasHist = true;
   if (smp.st !== undefined) s.hasSt = true;
+}
+
+function growValues(s: MemSeries, n: number): void {
+  if (s.v.length >= n) return;
+  const next = new Float64Array(Math.max(16, s.v.length * 2, n));
+  next.set(s.v);
+  s.v = next;
 }
 
 function overlaps(s: MemSeries, mint: number, maxt: number): boolean {
@@ -98,7 +112,7 @@ export class MemoryMetricStore implements MetricStore {
       const k = labelsKey(s.labels);
       let ms = this.bySeries.get(k);
       if (!ms) {
-        ms = { labels: s.labels, t: [], v: [], h: [], st: [], hasHist: false, hasSt: false };
+        ms = { labels: s.labels, t: [], v: new Float64Array(0), h: [], st: [], hasHist: false, hasSt: false };
         this.bySeries.set(k, ms);
       }
       for (const smp of s.samples) insertSample(ms, smp);
@@ -145,7 +159,7 @@ export class MemoryMetricStore implements MetricStore {
       const out: StoredSeries = {
         labels: s.labels,
         timestamps: Float64Array.from(s.t.slice(lo, hi)),
-        values: Float64Array.from(s.v.slice(lo, hi)),
+        values: s.v.slice(lo, hi),
       };
       if (s.hasHist) out.histograms = s.h.slice(lo, hi);
       if (s.hasSt) out.startTimestamps = Float64Array.from(s.st.slice(lo, hi));

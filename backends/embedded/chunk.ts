@@ -1,0 +1,223 @@
+/**
+ * Gorilla-style compressed chunks for float samples, as Prometheus' XOR chunks: the first
+ * timestamp and value raw, then delta-of-delta timestamps in 1/14/17/20/64-bit buckets and
+ * values XORed with their predecessor (leading/trailing-zero windows). Values are handled as
+ * raw 64-bit patterns, so NaN payloads (staleness markers) survive bit-exact.
+ */
+const f64 = new Float64Array(1);
+const u32 = new Uint32Array(f64.buffer); // little-endian: u32[0] low word, u32[1] high word
+
+const ctz32 = (x: number): number => 31 - Math.clz32(x & -x);
+
+export class ChunkEncoder {
+  buf: Uint8Array;
+  bit = 0;
+  count = 0;
+  mint = 0;
+  maxt = 0;
+  private prevDelta = 0;
+  private prevHi = 0;
+  private prevLo = 0;
+  private leading = -1;
+  private trailing = 0;
+
+  constructor(initialBytes = 32) {
+    this.buf = new Uint8Array(initialBytes);
+  }
+
+  private grow(bits: number): void {
+    const need = (this.bit + bits + 7) >>> 3;
+    if (need <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < need) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf);
+    this.buf = next;
+  }
+
+  /** Writes the low `n` (≤ 32) bits of `v`, most significant first. */
+  private w(v: number, n: number): void {
+    const buf = this.buf;
+    let bit = this.bit;
+    while (n > 0) {
+      const free = 8 - (bit & 7);
+      const take = n < free ? n : free;
+      n -= take;
+      buf[bit >>> 3]! |= ((v >>> n) & ((1 << take) - 1)) << (free - take);
+      bit += take;
+    }
+    this.bit = bit;
+  }
+
+  append(t: number, v: number): void {
+    this.grow(64 + 64 + 8);
+    f64[0] = v;
+    const hi = u32[1]!;
+    const lo = u32[0]!;
+    if (this.count === 0) {
+      f64[0] = t;
+      this.w(u32[1]!, 32);
+      this.w(u32[0]!, 32);
+      this.w(hi, 32);
+      this.w(lo, 32);
+      this.mint = t;
+    } else {
+      const delta = t - this.maxt;
+      const dod = delta - this.prevDelta;
+      this.prevDelta = delta;
+      if (dod === 0) this.w(0, 1);
+      else if (dod >= -8192 && dod < 8192) {
+        this.w(0b10, 2);
+        this.w(dod & 0x3fff, 14);
+      } else if (dod >= -65536 && dod < 65536) {
+        this.w(0b110, 3);
+        this.w(dod & 0x1ffff, 17);
+      } else if (dod >= -524288 && dod < 524288) {
+        this.w(0b1110, 4);
+        this.w(dod & 0xfffff, 20);
+      } else {
+        this.w(0b1111, 4);
+        f64[0] = dod;
+        this.w(u32[1]!, 32);
+        this.w(u32[0]!, 32);
+      }
+      const xh = (hi ^ this.prevHi) >>> 0;
+      const xl = (lo ^ this.prevLo) >>> 0;
+      if (xh === 0 && xl === 0) this.w(0, 1);
+      else {
+        let leading = xh !== 0 ? Math.clz32(xh) : 32 + Math.clz32(xl);
+        const trailing = xl !== 0 ? ctz32(xl) : 32 + ctz32(xh);
+        if (leading > 31) leading = 31;
+        if (this.leading >= 0 && leading >= this.leading && trailing >= this.trailing) {
+          this.w(0b10, 2);
+          this.writeSig(xh, xl, this.trailing, 64 - this.leading - this.trailing);
+        } else {
+          const sig = 64 - leading - trailing;
+          this.w(0b11, 2);
+          this.w(leading, 5);
+          this.w(sig & 63, 6);
+          this.writeSig(xh, xl, trailing, sig);
+          this.leading = leading;
+          this.trailing = trailing;
+        }
+      }
+    }
+    this.prevHi = hi;
+    this.prevLo = lo;
+    this.maxt = t;
+    this.count++;
+  }
+
+  private writeSig(h: number, l: number, shift: number, sig: number): void {
+    if (shift >= 32) {
+      l = h >>> (shift - 32);
+      h = 0;
+    } else if (shift > 0) {
+      l = ((l >>> shift) | (h << (32 - shift))) >>> 0;
+      h = h >>> shift;
+    }
+    if (sig > 32) {
+      this.w(h, sig - 32);
+      this.w(l, 32);
+    } else this.w(l, sig);
+  }
+
+  /** The encoded bytes, trimmed (a copy). */
+  bytes(): Uint8Array {
+    return this.buf.slice(0, (this.bit + 7) >>> 3);
+  }
+}
+
+/**
+ * Decodes `count` samples of a chunk into `ts`/`vs` from index `at`, keeping those within
+ * [mint, maxt]. Returns the index after the last sample written.
+ */
+export function decodeChunk(
+  buf: Uint8Array,
+  count: number,
+  ts: Float64Array,
+  vs: Float64Array,
+  at: number,
+  mint = -Infinity,
+  maxt = Infinity,
+): number {
+  let bit = 0;
+  const r = (n: number): number => {
+    let v = 0;
+    while (n > 0) {
+      const avail = 8 - (bit & 7);
+      const take = n < avail ? n : avail;
+      n -= take;
+      v = (v << take) | ((buf[bit >>> 3]! >>> (avail - take)) & ((1 << take) - 1));
+      bit += take;
+    }
+    return v >>> 0;
+  };
+  const rbit = (): number => {
+    const b = (buf[bit >>> 3]! >>> (7 - (bit & 7))) & 1;
+    bit++;
+    return b;
+  };
+  u32[1] = r(32);
+  u32[0] = r(32);
+  let t = f64[0]!;
+  let hi = r(32);
+  let lo = r(32);
+  let delta = 0;
+  let leading = 0;
+  let trailing = 0;
+  for (let i = 0; i < count; i++) {
+    if (i > 0) {
+      let dod: number;
+      if (rbit() === 0) dod = 0;
+      else if (rbit() === 0) {
+        dod = r(14);
+        if (dod >= 8192) dod -= 16384;
+      } else if (rbit() === 0) {
+        dod = r(17);
+        if (dod >= 65536) dod -= 131072;
+      } else if (rbit() === 0) {
+        dod = r(20);
+        if (dod >= 524288) dod -= 1048576;
+      } else {
+        u32[1] = r(32);
+        u32[0] = r(32);
+        dod = f64[0]!;
+      }
+      delta += dod;
+      t += delta;
+      if (rbit() === 1) {
+        if (rbit() === 1) {
+          leading = r(5);
+          let sig = r(6);
+          if (sig === 0) sig = 64;
+          trailing = 64 - leading - sig;
+        }
+        const sig = 64 - leading - trailing;
+        let xh = 0;
+        let xl: number;
+        if (sig > 32) {
+          xh = r(sig - 32);
+          xl = r(32);
+        } else xl = r(sig);
+        if (trailing >= 32) {
+          xh = (xl << (trailing - 32)) >>> 0;
+          xl = 0;
+        } else if (trailing > 0) {
+          xh = ((xh << trailing) | (xl >>> (32 - trailing))) >>> 0;
+          xl = (xl << trailing) >>> 0;
+        }
+        hi = (hi ^ xh) >>> 0;
+        lo = (lo ^ xl) >>> 0;
+      }
+    }
+    if (t < mint) continue;
+    if (t > maxt) break;
+    ts[at] = t;
+    u32[1] = hi;
+    u32[0] = lo;
+    vs[at] = f64[0]!;
+    at++;
+  }
+  return at;
+}

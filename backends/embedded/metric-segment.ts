@@ -1,0 +1,224 @@
+/**
+ * Immutable metric segment files: compressed float chunks per series followed by an index
+ * (labels, per-series and per-chunk time bounds, side samples) and a checksummed footer.
+ *
+ *   "LKMSEG01" | chunk bytes ... | index | f64 indexOffset | u32 indexLength | u32 crc32(index) | "LKMEND01"
+ *
+ * Chunk bytes are read from the file on demand; only the index stays in memory.
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { crc32 } from 'node:zlib';
+import type { Labels, Sample } from '../../kernel/models.js';
+import { ByteReader, ByteWriter } from './bytes.js';
+import { readLabels, readSample, writeLabels, writeSample } from './sample-codec.js';
+
+const MAGIC = Buffer.from('LKMSEG01');
+const END = Buffer.from('LKMEND01');
+const FOOTER = 8 + 4 + 4 + 8;
+
+export interface ChunkData {
+  mint: number;
+  maxt: number;
+  count: number;
+  data: Uint8Array;
+}
+
+export interface SegChunk {
+  mint: number;
+  maxt: number;
+  count: number;
+  off: number;
+  len: number;
+  /** Present while the segment is still memory-resident. */
+  data?: Uint8Array;
+}
+
+export interface SegSeries {
+  labels: Labels;
+  mint: number;
+  maxt: number;
+  chunks: SegChunk[];
+  /** Samples outside the float chunks (histograms, start timestamps); sorted, unique t. */
+  side: Sample[] | null;
+}
+
+export interface SegmentInput {
+  labels: Labels;
+  chunks: ChunkData[];
+  side: Sample[] | null;
+}
+
+export class MetricSegment {
+  fd = -1;
+  bytes = 0;
+  mint = Infinity;
+  maxt = -Infinity;
+  closing = false;
+
+  constructor(
+    readonly gen: number,
+    public path: string,
+    readonly series: SegSeries[],
+  ) {
+    for (const s of series) {
+      if (s.mint < this.mint) this.mint = s.mint;
+      if (s.maxt > this.maxt) this.maxt = s.maxt;
+    }
+  }
+
+  /** A memory-resident segment (before or while its file is written). */
+  static fromInput(gen: number, path: string, input: readonly SegmentInput[]): MetricSegment {
+    const series: SegSeries[] = [];
+    for (const s of input) {
+      let mint = Infinity;
+      let maxt = -Infinity;
+      const chunks: SegChunk[] = s.chunks.map((c) => {
+        if (c.mint < mint) mint = c.mint;
+        if (c.maxt > maxt) maxt = c.maxt;
+        return { mint: c.mint, maxt: c.maxt, count: c.count, off: 0, len: c.data.length, data: c.data };
+      });
+      if (s.side) {
+        for (const x of s.side) {
+          if (x.t < mint) mint = x.t;
+          if (x.t > maxt) maxt = x.t;
+        }
+      }
+      series.push({ labels: s.labels, mint, maxt, chunks, side: s.side && s.side.length ? s.side : null });
+    }
+    return new MetricSegment(gen, path, series);
+  }
+
+  /** Serializes the segment; assigns chunk file offsets. */
+  encode(): Buffer[] {
+    const parts: Buffer[] = [MAGIC];
+    let off = MAGIC.length;
+    for (const s of this.series) {
+      for (const c of s.chunks) {
+        const d = c.data!;
+        parts.push(Buffer.from(d.buffer, d.byteOffset, d.byteLength));
+        c.off = off;
+        c.len = d.byteLength;
+        off += d.byteLength;
+      }
+    }
+    const w = new ByteWriter(1 << 16);
+    w.uvar(this.series.length);
+    for (const s of this.series) {
+      writeLabels(w, s.labels);
+      w.f64(s.mint);
+      w.f64(s.maxt);
+      w.uvar(s.chunks.length);
+      for (const c of s.chunks) {
+        w.f64(c.mint);
+        w.f64(c.maxt);
+        w.uvar(c.count);
+        w.uvar(c.off);
+        w.uvar(c.len);
+      }
+      const side = s.side ?? [];
+      w.uvar(side.length);
+      for (const x of side) writeSample(w, x);
+    }
+    const index = w.take();
+    const footer = Buffer.alloc(FOOTER);
+    footer.writeDoubleLE(off, 0);
+    footer.writeUInt32LE(index.length, 8);
+    footer.writeUInt32LE(crc32(index), 12);
+    END.copy(footer, 16);
+    parts.push(index, footer);
+    this.bytes = off + index.length + FOOTER;
+    return parts;
+  }
+
+  /** Switches a memory-resident segment to reading from its (now durable) file. */
+  attachFile(path: string): void {
+    this.path = path;
+    this.fd = openSync(path, 'r');
+    for (const s of this.series) for (const c of s.chunks) delete c.data;
+  }
+
+  static load(gen: number, path: string): MetricSegment {
+    const fd = openSync(path, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      if (size < MAGIC.length + FOOTER) throw new Error('segment too short');
+      const footer = Buffer.alloc(FOOTER);
+      readSync(fd, footer, 0, FOOTER, size - FOOTER);
+      if (!footer.subarray(16).equals(END)) throw new Error('segment footer missing');
+      const indexOff = footer.readDoubleLE(0);
+      const indexLen = footer.readUInt32LE(8);
+      const index = Buffer.alloc(indexLen);
+      readSync(fd, index, 0, indexLen, indexOff);
+      if (crc32(index) !== footer.readUInt32LE(12)) throw new Error('segment index checksum mismatch');
+      const r = new ByteReader(index);
+      const n = r.uvar();
+      const series: SegSeries[] = [];
+      for (let i = 0; i < n; i++) {
+        const labels = readLabels(r);
+        const mint = r.f64();
+        const maxt = r.f64();
+        const nc = r.uvar();
+        const chunks: SegChunk[] = [];
+        for (let j = 0; j < nc; j++) chunks.push({ mint: r.f64(), maxt: r.f64(), count: r.uvar(), off: r.uvar(), len: r.uvar() });
+        const ns = r.uvar();
+        let side: Sample[] | null = null;
+        if (ns > 0) {
+          side = [];
+          for (let j = 0; j < ns; j++) side.push(readSample(r));
+        }
+        series.push({ labels, mint, maxt, chunks, side });
+      }
+      const seg = new MetricSegment(gen, path, series);
+      seg.fd = fd;
+      seg.bytes = size;
+      return seg;
+    } catch (e) {
+      closeSync(fd);
+      throw e;
+    }
+  }
+
+  /** Chunks of `s` overlapping [mint, maxt], with their bytes. */
+  chunksOf(s: SegSeries, mint: number, maxt: number): ChunkData[] {
+    const want = s.chunks.filter((c) => c.maxt >= mint && c.mint <= maxt);
+    if (want.length === 0) return [];
+    if (want[0]!.data) return want as ChunkData[];
+    const first = want[0]!.off;
+    const last = want[want.length - 1]!;
+    const buf = Buffer.allocUnsafe(last.off + last.len - first);
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(this.fd, buf, got, buf.length - got, first + got);
+      if (n <= 0) throw new Error(`segment ${this.path}: short read`);
+      got += n;
+    }
+    return want.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, data: buf.subarray(c.off - first, c.off - first + c.len) }));
+  }
+
+  /** Closes the file later: queries that already hold this segment may still read it. */
+  release(delayMs = 60_000): void {
+    if (this.closing) return;
+    this.closing = true;
+    const fd = this.fd;
+    if (fd < 0) return;
+    const t = setTimeout(() => {
+      try {
+        closeSync(fd);
+      } catch {
+        /* already closed */
+      }
+    }, delayMs);
+    t.unref();
+  }
+
+  closeNow(): void {
+    if (this.fd >= 0) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        /* ignore */
+      }
+      this.fd = -1;
+    }
+  }
+}

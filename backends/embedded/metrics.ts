@@ -1,0 +1,658 @@
+/**
+ * The embedded MetricStore. Appends go to the metrics WAL and to an in-memory head (one
+ * Gorilla chunk being filled per series, closed chunks, and a sorted "side" list for
+ * out-of-order samples, histograms and samples with start timestamps). The head is flushed
+ * into immutable segment files per 2 h window; compaction merges a day's segments; retention
+ * deletes whole segments. One inverted index covers every series of the head and segments.
+ */
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { compileAlternatives, type LabelMatcher, type MatcherAlternatives } from '../../kernel/matchers.js';
+import type { Labels, MetricMetadata, MetricSeriesInput, Sample } from '../../kernel/models.js';
+import { labelsKey } from '../../kernel/models.js';
+import type { Logger } from '../../kernel/logger.js';
+import type {
+  CardinalityQuery,
+  CardinalityStats,
+  MetricStore,
+  SelectHints,
+  StoredSeries,
+} from '../../kernel/storage.js';
+import { ByteReader, ByteWriter } from './bytes.js';
+import { ChunkEncoder } from './chunk.js';
+import { writeFileAtomic } from './files.js';
+import { MetricSegment, type ChunkData, type SegmentInput, type SegSeries } from './metric-segment.js';
+import { Postings } from './postings.js';
+import { readLabels, readSample, writeLabels, writeSample } from './sample-codec.js';
+import { combineParts, insertSide, readPart, type Part } from './series-read.js';
+import { Wal, type FsyncPolicy } from './wal.js';
+
+export const HEAD_WINDOW_MS = 2 * 3600_000;
+export const COMPACT_WINDOW_MS = 24 * 3600_000;
+const CHUNK_SAMPLES = 120;
+const COMPACTED_CHUNK_SAMPLES = 480;
+
+const REC_SAMPLES = 1;
+const REC_METADATA = 2;
+
+export interface MetricStoreOptions {
+  dir: string;
+  fsync: FsyncPolicy;
+  fsyncIntervalMs: number;
+  logger: Logger;
+  outOfOrderWindowMs: number;
+  /** Flush the head into segments once the WAL is this large. */
+  maxWalBytes?: number;
+  /** Flush the head once it holds this many samples. */
+  maxHeadSamples?: number;
+}
+
+interface SegRef {
+  seg: MetricSegment;
+  s: SegSeries;
+}
+
+export class SeriesEntry {
+  closed: ChunkData[] = [];
+  open: ChunkEncoder | null = null;
+  openWindow = 0;
+  side: Sample[] | null = null;
+  /** Newest timestamp seen for this series (head or segments). */
+  lastT = -Infinity;
+  headMint = Infinity;
+  headMaxt = -Infinity;
+  segs: SegRef[] = [];
+  /** WAL file whose series record defines this series' reference. */
+  walFile = -1;
+
+  constructor(
+    readonly id: number,
+    readonly labels: Labels,
+    readonly key: string,
+  ) {}
+
+  hasHead(): boolean {
+    return this.open !== null || this.closed.length > 0 || this.side !== null;
+  }
+
+  overlaps(mint: number, maxt: number): boolean {
+    if (this.hasHead() && this.headMint <= maxt && this.headMaxt >= mint) return true;
+    for (const r of this.segs) if (r.s.mint <= maxt && r.s.maxt >= mint) return true;
+    return false;
+  }
+}
+
+const windowOf = (t: number) => Math.floor(t / HEAD_WINDOW_MS);
+
+export class EmbeddedMetricStore implements MetricStore {
+  private wal!: Wal;
+  private readonly byKey = new Map<string, SeriesEntry>();
+  private readonly byLabels = new WeakMap<object, SeriesEntry>();
+  private byId: (SeriesEntry | undefined)[] = [];
+  private postings = new Postings();
+  private segments: MetricSegment[] = [];
+  private readonly meta = new Map<string, MetricMetadata[]>();
+  private headSamples = 0;
+  private nextGen = 1;
+  private readonly w = new ByteWriter(1 << 20);
+  private readonly segDir: string;
+  private flushQueued = false;
+  droppedOutOfBounds = 0;
+  /** Serializes flushes, compaction and retention. */
+  private maintenanceChain: Promise<unknown> = Promise.resolve();
+  onFlushNeeded: () => void = () => undefined;
+
+  constructor(private readonly opts: MetricStoreOptions) {
+    this.segDir = join(opts.dir, 'segments');
+  }
+
+  // ---- open / replay ------------------------------------------------------------------------
+
+  open(): void {
+    mkdirSync(this.segDir, { recursive: true });
+    const metaPath = join(this.opts.dir, 'metadata.json');
+    if (existsSync(metaPath)) {
+      const obj = JSON.parse(readFileSync(metaPath, 'utf8')) as Record<string, MetricMetadata[]>;
+      for (const [k, v] of Object.entries(obj)) this.meta.set(k, v);
+    }
+    const files = readdirSync(this.segDir);
+    for (const f of files) if (f.endsWith('.tmp')) rmSync(join(this.segDir, f), { force: true });
+    const gens = files
+      .filter((f) => /^\d{10}\.mseg$/.test(f))
+      .map((f) => Number(f.slice(0, 10)))
+      .sort((a, b) => a - b);
+    for (const gen of gens) {
+      const path = join(this.segDir, segName(gen));
+      try {
+        this.attachSegment(MetricSegment.load(gen, path));
+      } catch (e) {
+        this.opts.logger.error('metric segment unreadable; skipped', { path, err: e });
+      }
+      this.nextGen = gen + 1;
+    }
+    let refs = new Map<number, SeriesEntry>();
+    let refsFile = -1;
+    const { wal, stats } = Wal.open(
+      { dir: join(this.opts.dir, 'wal'), fsync: this.opts.fsync, fsyncIntervalMs: this.opts.fsyncIntervalMs, logger: this.opts.logger, name: 'metrics' },
+      (payload, file) => {
+        if (file !== refsFile) {
+          refs = new Map();
+          refsFile = file;
+        }
+        this.replayRecord(payload, refs);
+      },
+    );
+    this.wal = wal;
+    this.opts.logger.debug('metrics wal replayed', { ...stats });
+  }
+
+  private replayRecord(payload: Buffer, refs: Map<number, SeriesEntry>): void {
+    const r = new ByteReader(payload);
+    const kind = r.u8();
+    if (kind === REC_METADATA) {
+      this.applyMetadata(JSON.parse(r.str()) as MetricMetadata[]);
+      return;
+    }
+    const nDefs = r.uvar();
+    for (let i = 0; i < nDefs; i++) {
+      const ref = r.uvar();
+      refs.set(ref, this.entryFor(readLabels(r)));
+    }
+    const nSeries = r.uvar();
+    for (let i = 0; i < nSeries; i++) {
+      const e = refs.get(r.uvar());
+      if (!e) throw new Error('wal sample references an undefined series');
+      const n = r.uvar();
+      for (let j = 0; j < n; j++) {
+        const flags = r.buf[r.pos]!;
+        if (flags === 0) {
+          r.pos++;
+          const t = r.f64();
+          this.addSample(e, t, r.f64(), undefined);
+        } else {
+          const s = readSample(r);
+          this.addSample(e, s.t, s.v, s);
+        }
+      }
+    }
+  }
+
+  private attachSegment(seg: MetricSegment): void {
+    this.segments.push(seg);
+    for (const s of seg.series) {
+      const e = this.entryFor(s.labels);
+      e.segs.push({ seg, s });
+      if (s.maxt > e.lastT) e.lastT = s.maxt;
+    }
+  }
+
+  // ---- series registry ------------------------------------------------------------------------
+
+  private entryFor(labels: Labels): SeriesEntry {
+    const cached = this.byLabels.get(labels);
+    if (cached && this.byId[cached.id] === cached) return cached;
+    const key = labelsKey(labels);
+    let e = this.byKey.get(key);
+    if (!e) {
+      const copy: Record<string, string> = {};
+      for (const n of Object.keys(labels).sort()) copy[n] = labels[n]!;
+      e = new SeriesEntry(this.byId.length, Object.freeze(copy), key);
+      this.byId.push(e);
+      this.byKey.set(key, e);
+      this.postings.add(e.id, e.labels);
+    }
+    this.byLabels.set(labels, e);
+    return e;
+  }
+
+  // ---- write path -----------------------------------------------------------------------------
+
+  private addSample(e: SeriesEntry, t: number, v: number, full: Sample | undefined): boolean {
+    if (t <= e.lastT && t < e.lastT - this.opts.outOfOrderWindowMs) {
+      this.droppedOutOfBounds++;
+      return false;
+    }
+    if (full === undefined && t > e.lastT) {
+      const win = windowOf(t);
+      let c = e.open;
+      if (c !== null && (c.count >= CHUNK_SAMPLES || e.openWindow !== win)) {
+        e.closed.push({ mint: c.mint, maxt: c.maxt, count: c.count, data: c.bytes() });
+        c = null;
+      }
+      if (c === null) {
+        c = e.open = new ChunkEncoder();
+        e.openWindow = win;
+      }
+      c.append(t, v);
+    } else {
+      // Out of order, duplicate, histogram or start timestamp: the side list (wins ties).
+      const s: Sample = full ?? { t, v };
+      if (e.side === null) e.side = [];
+      insertSide(e.side, s);
+    }
+    if (t > e.lastT) e.lastT = t;
+    if (t < e.headMint) e.headMint = t;
+    if (t > e.headMaxt) e.headMaxt = t;
+    this.headSamples++;
+    return true;
+  }
+
+  async append(input: readonly MetricSeriesInput[]): Promise<void> {
+    const entries: SeriesEntry[] = new Array(input.length);
+    const w = this.w;
+    w.reset();
+    w.u8(REC_SAMPLES);
+    const file = this.wal.currentFile;
+    const defsAt = w.pos;
+    let nDefs = 0;
+    w.ensure(5);
+    w.pos += 5; // room for the def count, patched below
+    for (let i = 0; i < input.length; i++) {
+      const e = this.entryFor(input[i]!.labels);
+      entries[i] = e;
+      if (e.walFile !== file) {
+        e.walFile = file;
+        w.uvar(e.id);
+        writeLabels(w, e.labels);
+        nDefs++;
+      }
+    }
+    patchVarint5(w.buf, defsAt, nDefs);
+    w.uvar(input.length);
+    for (let i = 0; i < input.length; i++) {
+      const e = entries[i]!;
+      const samples = input[i]!.samples;
+      w.uvar(e.id);
+      w.uvar(samples.length);
+      w.ensure(samples.length * 17);
+      for (const s of samples) {
+        if (s.h === undefined && s.st === undefined) {
+          const buf = w.buf;
+          let p = w.pos;
+          buf[p++] = 0;
+          buf.writeDoubleLE(s.t, p);
+          buf.writeDoubleLE(s.v, p + 8);
+          w.pos = p + 16;
+          this.addSample(e, s.t, s.v, undefined);
+        } else {
+          writeSample(w, s);
+          this.addSample(e, s.t, s.v, s);
+        }
+      }
+    }
+    const done = this.wal.append(w.take());
+    this.maybeFlush();
+    await done;
+  }
+
+  async appendMetadata(md: readonly MetricMetadata[]): Promise<void> {
+    if (md.length === 0) return;
+    const w = new ByteWriter(256);
+    w.u8(REC_METADATA);
+    w.str(JSON.stringify(md));
+    this.applyMetadata(md);
+    await this.wal.append(w.take());
+  }
+
+  private applyMetadata(md: readonly MetricMetadata[]): void {
+    for (const m of md) {
+      const list = this.meta.get(m.metric) ?? [];
+      const at = list.findIndex((x) => x.type === m.type && x.help === m.help && x.unit === m.unit);
+      if (at >= 0) list.splice(at, 1);
+      list.unshift({ metric: m.metric, type: m.type, help: m.help, unit: m.unit });
+      this.meta.set(m.metric, list.slice(0, 10));
+    }
+  }
+
+  private maybeFlush(): void {
+    if (this.flushQueued) return;
+    const maxWal = this.opts.maxWalBytes ?? 256 << 20;
+    const maxHead = this.opts.maxHeadSamples ?? 8_000_000;
+    if (this.wal.bytes < maxWal && this.headSamples < maxHead) return;
+    this.flushQueued = true;
+    setImmediate(() => {
+      void this.serial(() => this.flushHead()).finally(() => (this.flushQueued = false));
+    });
+  }
+
+  serial<T>(fn: () => Promise<T> | T): Promise<T> {
+    const p = this.maintenanceChain.then(fn, fn);
+    this.maintenanceChain = p.catch((e) => this.opts.logger.error('metrics maintenance failed', { err: e }));
+    return p;
+  }
+
+  // ---- head flush -------------------------------------------------------------------------------
+
+  /**
+   * Moves every head sample into segment files (one per 2 h window), then deletes the WAL files
+   * they came from. The switch is synchronous, so the WAL cut and the head cut agree.
+   */
+  async flushHead(): Promise<number> {
+    if (this.headSamples === 0) return 0;
+    const walCut = this.wal.rotate();
+    const byWindow = new Map<number, SegmentInput[]>();
+    const entriesByWindow = new Map<number, SeriesEntry[]>();
+    for (const e of this.byId) {
+      if (!e || !e.hasHead()) continue;
+      const chunks = e.closed;
+      if (e.open) chunks.push({ mint: e.open.mint, maxt: e.open.maxt, count: e.open.count, data: e.open.bytes() });
+      const perWin = new Map<number, SegmentInput>();
+      const get = (w: number) => {
+        let x = perWin.get(w);
+        if (!x) perWin.set(w, (x = { labels: e.labels, chunks: [], side: null }));
+        return x;
+      };
+      for (const c of chunks) get(windowOf(c.mint)).chunks.push(c);
+      if (e.side) for (const s of e.side) ((get(windowOf(s.t)).side ??= []) as Sample[]).push(s);
+      for (const [w, x] of perWin) {
+        let list = byWindow.get(w);
+        if (!list) {
+          byWindow.set(w, (list = []));
+          entriesByWindow.set(w, []);
+        }
+        list.push(x);
+        entriesByWindow.get(w)!.push(e);
+      }
+      e.closed = [];
+      e.open = null;
+      e.side = null;
+      e.headMint = Infinity;
+      e.headMaxt = -Infinity;
+    }
+    const flushed = this.headSamples;
+    this.headSamples = 0;
+    // Memory-resident segments are visible right away; files follow.
+    const made: MetricSegment[] = [];
+    for (const w of [...byWindow.keys()].sort((a, b) => a - b)) {
+      const gen = this.nextGen++;
+      const seg = MetricSegment.fromInput(gen, join(this.segDir, segName(gen)), byWindow.get(w)!);
+      const es = entriesByWindow.get(w)!;
+      seg.series.forEach((s, i) => es[i]!.segs.push({ seg, s }));
+      this.segments.push(seg);
+      made.push(seg);
+    }
+    for (const seg of made) {
+      writeFileAtomic(seg.path, seg.encode());
+      seg.attachFile(seg.path);
+      await new Promise((r) => setImmediate(r));
+    }
+    this.writeMetadataSnapshot();
+    await this.wal.removeBefore(walCut);
+    return flushed;
+  }
+
+  private writeMetadataSnapshot(): void {
+    writeFileAtomic(join(this.opts.dir, 'metadata.json'), [Buffer.from(JSON.stringify(Object.fromEntries(this.meta)))]);
+  }
+
+  // ---- compaction and retention -------------------------------------------------------------------
+
+  /** Merges all segments of each UTC day that has more than one into one (keeping the newest gen). */
+  async compact(): Promise<number> {
+    const byDay = new Map<number, MetricSegment[]>();
+    for (const seg of this.segments) {
+      if (seg.fd < 0) continue;
+      const d = Math.floor(seg.mint / COMPACT_WINDOW_MS);
+      if (Math.floor(seg.maxt / COMPACT_WINDOW_MS) !== d) continue;
+      let l = byDay.get(d);
+      if (!l) byDay.set(d, (l = []));
+      l.push(seg);
+    }
+    let merged = 0;
+    for (const group of byDay.values()) {
+      if (group.length < 2) continue;
+      await this.mergeSegments(group);
+      merged++;
+    }
+    return merged;
+  }
+
+  private async mergeSegments(group: MetricSegment[]): Promise<void> {
+    group.sort((a, b) => a.gen - b.gen);
+    const inGroup = new Set(group);
+    const gen = group[group.length - 1]!.gen;
+    const entries = new Set<SeriesEntry>();
+    for (const seg of group) for (const s of seg.series) entries.add(this.byKey.get(labelsKey(s.labels))!);
+    const inputs: SegmentInput[] = [];
+    const owners: SeriesEntry[] = [];
+    let n = 0;
+    for (const e of entries) {
+      const refs = e.segs.filter((r) => inGroup.has(r.seg)).sort((a, b) => a.seg.gen - b.seg.gen);
+      const part = combineParts(refs.map((r) => readPart(r.seg.chunksOf(r.s, -Infinity, Infinity), r.s.side, -Infinity, Infinity)));
+      inputs.push(encodePart(e.labels, part));
+      owners.push(e);
+      if (++n % 2000 === 0) await new Promise((r) => setImmediate(r));
+    }
+    const path = join(this.segDir, segName(gen));
+    const seg = MetricSegment.fromInput(gen, path, inputs);
+    writeFileAtomic(path, seg.encode());
+    seg.attachFile(path);
+    // Swap in: drop refs to the old segments, add the merged one (same gen as the newest input).
+    seg.series.forEach((s, i) => {
+      const e = owners[i]!;
+      e.segs = e.segs.filter((r) => !inGroup.has(r.seg));
+      e.segs.push({ seg, s });
+      e.segs.sort((a, b) => a.seg.gen - b.seg.gen);
+    });
+    this.segments = this.segments.filter((s) => !inGroup.has(s));
+    this.segments.push(seg);
+    this.segments.sort((a, b) => a.gen - b.gen);
+    for (const old of group) {
+      old.release();
+      if (old.gen !== gen) rmSync(old.path, { force: true });
+    }
+  }
+
+  /** Deletes segments whose newest sample is older than `now - retentionMs`. */
+  async applyRetention(now: number, retentionMs: number): Promise<number> {
+    if (retentionMs <= 0) return 0;
+    const cutoff = now - retentionMs;
+    const expired = this.segments.filter((s) => s.maxt < cutoff);
+    if (expired.length === 0) return 0;
+    const gone = new Set(expired);
+    this.segments = this.segments.filter((s) => !gone.has(s));
+    for (const seg of expired) {
+      rmSync(seg.path, { force: true });
+      seg.release();
+    }
+    let removed = false;
+    for (const e of this.byId) {
+      if (!e) continue;
+      if (e.segs.some((r) => gone.has(r.seg))) e.segs = e.segs.filter((r) => !gone.has(r.seg));
+      if (e.segs.length === 0 && !e.hasHead()) {
+        this.byId[e.id] = undefined;
+        this.byKey.delete(e.key);
+        removed = true;
+      }
+    }
+    if (removed) {
+      this.postings = new Postings();
+      for (const e of this.byId) if (e) this.postings.add(e.id, e.labels);
+    }
+    return expired.length;
+  }
+
+  // ---- read path ----------------------------------------------------------------------------------
+
+  private matching(
+    matcherSets: readonly (readonly LabelMatcher[])[],
+    mint: number,
+    maxt: number,
+    scope: MatcherAlternatives | undefined,
+  ): SeriesEntry[] {
+    const inScope = compileAlternatives(scope);
+    const labelsOf = (id: number) => this.byId[id]!.labels;
+    let ids: number[];
+    if (matcherSets.length <= 1) ids = this.postings.select(matcherSets[0] ?? [], labelsOf);
+    else {
+      const set = new Set<number>();
+      for (const ms of matcherSets) for (const id of this.postings.select(ms, labelsOf)) set.add(id);
+      ids = [...set].sort((a, b) => a - b);
+    }
+    const out: SeriesEntry[] = [];
+    for (const id of ids) {
+      const e = this.byId[id];
+      if (e && e.overlaps(mint, maxt) && inScope(e.labels)) out.push(e);
+    }
+    return out;
+  }
+
+  private readSeries(e: SeriesEntry, mint: number, maxt: number): Part {
+    const parts: Part[] = [];
+    for (const r of e.segs) {
+      if (r.s.maxt < mint || r.s.mint > maxt) continue;
+      parts.push(readPart(r.seg.chunksOf(r.s, mint, maxt), r.s.side, mint, maxt));
+    }
+    if (e.hasHead() && e.headMint <= maxt && e.headMaxt >= mint) {
+      const chunks = e.closed.filter((c) => c.maxt >= mint && c.mint <= maxt);
+      if (e.open && e.open.maxt >= mint && e.open.mint <= maxt) {
+        chunks.push({ mint: e.open.mint, maxt: e.open.maxt, count: e.open.count, data: e.open.buf });
+      }
+      parts.push(readPart(chunks, e.side, mint, maxt));
+    }
+    return combineParts(parts);
+  }
+
+  async *select(matchers: readonly LabelMatcher[], mint: number, maxt: number, hints?: SelectHints): AsyncIterable<StoredSeries> {
+    const list = this.matching([matchers], mint, maxt, hints?.scope);
+    list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const e of list) {
+      if (hints?.signal?.aborted) return;
+      const p = this.readSeries(e, mint, maxt);
+      if (p.n === 0) continue;
+      const out: StoredSeries = {
+        labels: e.labels,
+        timestamps: p.t.length === p.n ? p.t : p.t.subarray(0, p.n),
+        values: p.v.length === p.n ? p.v : p.v.subarray(0, p.n),
+      };
+      if (p.h) out.histograms = p.h.length === p.n ? p.h : p.h.slice(0, p.n);
+      if (p.st) out.startTimestamps = p.st.subarray(0, p.n);
+      yield out;
+    }
+  }
+
+  async series(sets: readonly (readonly LabelMatcher[])[], mint: number, maxt: number, scope?: MatcherAlternatives): Promise<Labels[]> {
+    return this.matching(sets, mint, maxt, scope).map((e) => e.labels);
+  }
+
+  async labelNames(sets: readonly (readonly LabelMatcher[])[], mint: number, maxt: number, scope?: MatcherAlternatives): Promise<string[]> {
+    const names = new Set<string>();
+    for (const e of this.matching(sets, mint, maxt, scope)) for (const n in e.labels) names.add(n);
+    return [...names].sort();
+  }
+
+  async labelValues(
+    name: string,
+    sets: readonly (readonly LabelMatcher[])[],
+    mint: number,
+    maxt: number,
+    scope?: MatcherAlternatives,
+  ): Promise<string[]> {
+    const vals = new Set<string>();
+    for (const e of this.matching(sets, mint, maxt, scope)) {
+      const v = e.labels[name];
+      if (v !== undefined) vals.add(v);
+    }
+    return [...vals].sort();
+  }
+
+  async metadata(metric?: string, limit?: number): Promise<Map<string, MetricMetadata[]>> {
+    const out = new Map<string, MetricMetadata[]>();
+    for (const [k, v] of this.meta) {
+      if (metric !== undefined && k !== metric) continue;
+      if (limit !== undefined && out.size >= limit) break;
+      out.set(k, v.map((m) => ({ ...m })));
+    }
+    return out;
+  }
+
+  async cardinality(q: CardinalityQuery): Promise<CardinalityStats> {
+    const list = this.matching(q.matcherSets, q.mint, q.maxt, q.scope);
+    const seriesByMetric = new Map<string, number>();
+    const seriesByLabel = new Map<string, number>();
+    const values = new Map<string, Set<string>>();
+    const want = q.labels && q.labels.length ? new Set(q.labels) : undefined;
+    for (const e of list) {
+      const name = e.labels.__name__ ?? '';
+      seriesByMetric.set(name, (seriesByMetric.get(name) ?? 0) + 1);
+      for (const k in e.labels) {
+        if (want && !want.has(k)) continue;
+        seriesByLabel.set(k, (seriesByLabel.get(k) ?? 0) + 1);
+        let set = values.get(k);
+        if (!set) values.set(k, (set = new Set()));
+        set.add(e.labels[k]!);
+      }
+    }
+    return {
+      totalSeries: list.length,
+      seriesByMetric,
+      seriesByLabel,
+      distinctValuesByLabel: new Map([...values].map(([k, v]) => [k, v.size])),
+    };
+  }
+
+  // ---- lifecycle ----------------------------------------------------------------------------------
+
+  stats(): { series: number; headSamples: number; segments: number; segmentBytes: number; walBytes: number } {
+    let live = 0;
+    for (const e of this.byId) if (e) live++;
+    return {
+      series: live,
+      headSamples: this.headSamples,
+      segments: this.segments.length,
+      segmentBytes: this.segments.reduce((a, s) => a + s.bytes, 0),
+      walBytes: this.wal.bytes,
+    };
+  }
+
+  async flush(): Promise<void> {
+    await this.wal.flush();
+  }
+
+  async close(opts: { flushHead: boolean }): Promise<void> {
+    await this.maintenanceChain;
+    if (opts.flushHead) await this.serial(() => this.flushHead());
+    await this.wal.close();
+    for (const s of this.segments) s.closeNow();
+  }
+}
+
+function segName(gen: number): string {
+  return String(gen).padStart(10, '0') + '.mseg';
+}
+
+function patchVarint5(buf: Buffer, at: number, v: number): void {
+  // A fixed-width 5-byte varint, so the count can be written before it is known.
+  for (let i = 0; i < 4; i++) {
+    buf[at + i] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[at + 4] = v & 0x7f;
+}
+
+/** Re-encodes a combined series: floats into chunks, histograms and start timestamps aside. */
+export function encodePart(labels: Labels, p: Part): SegmentInput {
+  const chunks: ChunkData[] = [];
+  let side: Sample[] | null = null;
+  let enc: ChunkEncoder | null = null;
+  const close = () => {
+    if (enc && enc.count > 0) chunks.push({ mint: enc.mint, maxt: enc.maxt, count: enc.count, data: enc.bytes() });
+    enc = null;
+  };
+  for (let i = 0; i < p.n; i++) {
+    const h = p.h?.[i];
+    const st = p.st ? p.st[i]! : NaN;
+    if (h !== undefined || st === st) {
+      const s: Sample = { t: p.t[i]!, v: p.v[i]! };
+      if (h) s.h = h;
+      if (st === st) s.st = st;
+      (side ??= []).push(s);
+      continue;
+    }
+    if (enc === null) enc = new ChunkEncoder(256);
+    enc.append(p.t[i]!, p.v[i]!);
+    if (enc.count >= COMPACTED_CHUNK_SAMPLES) close();
+  }
+  close();
+  return { labels, chunks, side };
+}
