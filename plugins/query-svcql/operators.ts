@@ -133,6 +133,8 @@ export class AggregateOp implements Operator {
   private readonly factories: AccumulatorFactory[];
   private readonly groups = new Map<string, Group>();
   private readonly keyCache = new Map<string, string>();
+  /** Reused per row; copied only when a group is new. */
+  private readonly scratch: Value[] = [];
 
   constructor(
     private readonly aggs: readonly AggSpec[],
@@ -165,7 +167,7 @@ export class AggregateOp implements Operator {
       if (nb === 0) g = this.groups.get('')!;
       else {
         let key = '';
-        const vals: Value[] = new Array(nb);
+        const vals = this.scratch;
         for (let i = 0; i < nb; i++) {
           const v = r.get(by[i]!);
           vals[i] = v;
@@ -174,7 +176,7 @@ export class AggregateOp implements Operator {
         g = this.groups.get(key);
         if (g === undefined) {
           if (this.groups.size >= MAX_GROUPS) throw limitExceeded(`more than ${MAX_GROUPS} groups`, this.pos);
-          g = this.newGroup(vals);
+          g = this.newGroup(vals.slice(0, nb));
           this.groups.set(key, g);
         }
       }

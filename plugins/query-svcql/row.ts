@@ -11,7 +11,21 @@ export const RECORD_COLUMNS: readonly string[] = Object.freeze(['_timestamp', '_
 const withColumn = new WeakMap<readonly string[], Map<string, readonly string[]>>();
 
 /** `cols` plus `name` at the end (memoized: rows share their column lists). */
+let lastIn: readonly string[] | null = null;
+let lastName = '';
+let lastOut: readonly string[] = [];
+
 export function addColumn(cols: readonly string[], name: string): readonly string[] {
+  // rows of one stage share their columns: a one-entry cache answers almost every call
+  if (cols === lastIn && name === lastName) return lastOut;
+  const out = addColumnSlow(cols, name);
+  lastIn = cols;
+  lastName = name;
+  lastOut = out;
+  return out;
+}
+
+function addColumnSlow(cols: readonly string[], name: string): readonly string[] {
   if (cols.includes(name)) return cols;
   let m = withColumn.get(cols);
   if (!m) withColumn.set(cols, (m = new Map()));

@@ -1,0 +1,172 @@
+/**
+ * SvcQL figures of issue 7 (`npm run bench -- logs [--backend memory|embedded] [--lines N]`):
+ * N generated log lines (50 services, 4 levels, 200-byte messages, 5 facets) spread over 24 h,
+ * ingested through the kernel's ingest pipeline into the chosen storage backend, then:
+ *   1. `* | count by service, level` over everything (lines/s), and the RSS it adds over idle;
+ *   2. `service=api level=error "timeout"` over 24 h;
+ *   3. `* | timeslice 1m | count by _timeslice` over 24 h;
+ *   4. the first page (100 records) of getLogsWithSvcQl for `*`.
+ * Prints a table and a final JSON line.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../kernel/config.js';
+import type { FacetValue, Labels, LogRecord } from '../../kernel/models.js';
+import { startLookout, type RunningLookout } from '../../kernel/server.js';
+import { Tokens } from '../../kernel/services.js';
+import { hasColumnarScan, pageSvcQLRecords, parseSvcQL, runSvcQLTable } from '../../plugins/query-svcql/index.js';
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+const LINES = Number(arg('lines') ?? 10_000_000);
+const requested = arg('backend');
+const DAY_NS = 86_400n * 1_000_000_000n;
+const START_NS = 1763769600n * 1_000_000_000n; // 2025-11-22T00:00:00Z
+
+const SERVICES = Array.from({ length: 50 }, (_, i) => (i === 0 ? 'api' : `svc-${String(i).padStart(2, '0')}`));
+const LEVELS = ['debug', 'info', 'warn', 'error'];
+const HOSTS = Array.from({ length: 20 }, (_, i) => `host-${i}`);
+const WORDS = ['request', 'served', 'user', 'cache', 'miss', 'upstream', 'timeout', 'retry', 'order', 'payment', 'db', 'query', 'slow', 'ok'];
+
+/** Deterministic PRNG (mulberry32) so runs are comparable. */
+function rng(seed: number) {
+  return () => {
+    seed |= 0;
+    seed = (seed + 0x6d2b79f5) | 0;
+    let t = Math.imul(seed ^ (seed >>> 15), 1 | seed);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function message(r: () => number): string {
+  let s = '';
+  while (s.length < 200) s += WORDS[Math.floor(r() * WORDS.length)] + ' ';
+  return s.slice(0, 200);
+}
+
+async function ingest(lookout: RunningLookout): Promise<void> {
+  const r = rng(42);
+  // Pools keep the generator's own memory small; the store sees ordinary records.
+  const messages = Array.from({ length: 4096 }, () => message(r));
+  const labelSets = new Map<string, Labels>();
+  const pipeline = lookout.kernel.get(Tokens.Ingest);
+  const batchSize = 10_000;
+  const step = DAY_NS / BigInt(LINES);
+  for (let base = 0; base < LINES; base += batchSize) {
+    const logs: LogRecord[] = [];
+    for (let i = base; i < Math.min(LINES, base + batchSize); i++) {
+      const service = SERVICES[Math.floor(r() * SERVICES.length)]!;
+      const level = LEVELS[Math.floor(r() * LEVELS.length)]!;
+      const host = HOSTS[i % HOSTS.length]!;
+      const key = `${service}/${level}/${host}`;
+      let labels = labelSets.get(key);
+      if (!labels) labelSets.set(key, (labels = { host, level, service, svc_stream: 'logs' }));
+      const facets: Record<string, FacetValue> = {
+        status: [200, 200, 200, 404, 500][i % 5]!,
+        duration_ms: Math.floor(r() * 1000),
+        user: `u${i % 1000}`,
+        retry: i % 7 === 0,
+        bytes: Math.floor(r() * 100_000),
+      };
+      logs.push({ timestampNs: START_NS + BigInt(i) * step, message: messages[i % messages.length]!, labels, facets });
+    }
+    await pipeline.write({ logs });
+  }
+}
+
+function rssMb(): number {
+  return process.memoryUsage().rss / 1048576;
+}
+
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T; peakRssMb: number }> {
+  let peak = rssMb();
+  const timer = setInterval(() => (peak = Math.max(peak, rssMb())), 5);
+  const t0 = performance.now();
+  const value = await fn();
+  const ms = performance.now() - t0;
+  clearInterval(timer);
+  peak = Math.max(peak, rssMb());
+  return { ms, value, peakRssMb: peak };
+}
+
+async function boot(backend: string, dataDir: string): Promise<RunningLookout> {
+  const config = loadConfig({
+    overrides: { server: { host: '127.0.0.1', port: 0 }, dataDir, storage: { backend }, log: { level: 'error' } },
+    env: {},
+  });
+  return startLookout({ config });
+}
+
+async function main() {
+  const dataDir = mkdtempSync(join(tmpdir(), 'lookout-bench-logs-'));
+  let backend = requested ?? 'embedded';
+  let lookout: RunningLookout;
+  try {
+    lookout = await boot(backend, dataDir);
+  } catch (e) {
+    if (requested) throw e;
+    process.stderr.write(`backend "${backend}" unavailable (${(e as Error).message}); using memory\n`);
+    backend = 'memory';
+    lookout = await boot(backend, dataDir);
+  }
+  try {
+    const t0 = performance.now();
+    await ingest(lookout);
+    const storage = lookout.kernel.get(Tokens.Storage);
+    await storage.flush();
+    const ingestS = (performance.now() - t0) / 1000;
+    const ctx = { logs: storage.logs };
+    const day = { startNs: START_NS, endNs: START_NS + DAY_NS };
+    globalThis.gc?.();
+    await new Promise((r) => setTimeout(r, 200));
+    const idleRss = rssMb();
+
+    // The store's own share: iterating its scan with no query work at all.
+    const raw = await timed(async () => {
+      let n = 0;
+      for await (const b of storage.logs.scan({ startNs: day.startNs, endNs: day.endNs })) n += b.records.length;
+      return n;
+    });
+    const agg = await timed(() => runSvcQLTable(parseSvcQL('* | count by service, level'), day, ctx));
+    const total = agg.value.rows.reduce((s, r) => s + Number(r[2]), 0);
+    if (total !== LINES) throw new Error(`count by service, level counted ${total}, expected ${LINES}`);
+    const sel = await timed(() => runSvcQLTable(parseSvcQL('service=api level=error "timeout"'), day, ctx));
+    const slice = await timed(() => runSvcQLTable(parseSvcQL('* | timeslice 1m | count by _timeslice'), day, ctx));
+    const page = await timed(() => pageSvcQLRecords(parseSvcQL('*'), day, { limit: 100 }, ctx));
+
+    const figures = {
+      backend,
+      columnar: hasColumnarScan(storage.logs),
+      lines: LINES,
+      ingestSeconds: +ingestS.toFixed(1),
+      rawScanMs: +raw.ms.toFixed(1),
+      countByServiceLevelMs: +agg.ms.toFixed(1),
+      countByServiceLevelLinesPerSec: Math.round(LINES / (agg.ms / 1000)),
+      aggregationRssAboveIdleMb: +(agg.peakRssMb - idleRss).toFixed(1),
+      selectiveSearchMs: +sel.ms.toFixed(1),
+      selectiveSearchRows: sel.value.rows.length,
+      timesliceCountMs: +slice.ms.toFixed(1),
+      timesliceRows: slice.value.rows.length,
+      firstPageMs: +page.ms.toFixed(1),
+      firstPageRecords: page.value.records.length,
+    };
+    const target = (ok: boolean) => (ok ? 'ok' : 'MISSED');
+    console.log(`backend ${backend}${figures.columnar ? ' (columnar scan)' : ''}, ${LINES} lines, ingest ${figures.ingestSeconds} s`);
+    console.log(`raw LogStore.scan of everything      ${figures.rawScanMs} ms (storage share)`);
+    console.log(`* | count by service, level          ${figures.countByServiceLevelMs} ms  ${(figures.countByServiceLevelLinesPerSec / 1e6).toFixed(1)} M lines/s  (>= 20 M/s: ${target(figures.countByServiceLevelLinesPerSec >= 20e6)})`);
+    console.log(`  RSS above idle during aggregation  ${figures.aggregationRssAboveIdleMb} MB  (<= 256 MB: ${target(figures.aggregationRssAboveIdleMb <= 256)})`);
+    console.log(`service=api level=error "timeout"    ${figures.selectiveSearchMs} ms  (<= 100 ms: ${target(figures.selectiveSearchMs <= 100)})`);
+    console.log(`* | timeslice 1m | count by _timeslice ${figures.timesliceCountMs} ms  (<= 1000 ms: ${target(figures.timesliceCountMs <= 1000)})`);
+    console.log(`first page of * (100 records)        ${figures.firstPageMs} ms  (<= 50 ms: ${target(figures.firstPageMs <= 50)})`);
+    console.log(JSON.stringify(figures));
+  } finally {
+    await lookout.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
