@@ -21,6 +21,7 @@ import ingestWebhooks from './ingest-webhooks/index.js';
 import ingestCloudStream from './ingest-cloud-stream/index.js';
 import apiPrometheus from './api-prometheus/index.js';
 import apiCardinality from './api-cardinality/index.js';
+import queryPromql from './query-promql/index.js';
 
 export const firstPartyPlugins: PluginDefinition[] = [
   ...backendPlugins,
@@ -41,4 +42,5 @@ export const firstPartyPlugins: PluginDefinition[] = [
   ingestCloudStream,
   apiPrometheus,
   apiCardinality,
+  queryPromql,
 ];

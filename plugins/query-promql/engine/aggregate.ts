@@ -80,16 +80,19 @@ export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Step
     case 'limit_ratio':
       return selectK(ev, e, v, order, param!, n);
     case 'count_values': {
+      // Output label sets are global: the value label may override a grouping label.
+      const byVal = new Map<string, StepSeries>();
       for (const g of order) {
-        const byVal = new Map<string, StepSeries>();
         for (let i = 0; i < n; i++) {
           for (const s of g.members) {
             if (s.has[i] !== FLOAT) continue;
             const str = formatFloat(s.vals[i]!);
-            let o = byVal.get(str);
+            const lab = sortLabels({ ...g.labels, [strParam]: str });
+            const key = keyOf(lab);
+            let o = byVal.get(key);
             if (!o) {
-              o = newSeries(sortLabels({ ...g.labels, [strParam]: str }), n);
-              byVal.set(str, o);
+              o = newSeries(lab, n);
+              byVal.set(key, o);
               out.push(o);
             }
             o.vals[i] = (o.has[i] ? o.vals[i]! : 0) + 1;
@@ -139,6 +142,9 @@ export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Step
         if (op === 'avg') acc = histScale(acc, 1 / hcnt);
         setHist(o, i, { ...acc, counterResetHint: acc.counterResetHint === 'gauge' ? 'gauge' : acc.counterResetHint });
         continue;
+      }
+      if (hcnt > 0 && op !== 'count' && op !== 'group') {
+        ev.info(`ignored histogram in ${op} aggregation`, e.pos);
       }
       let r: number;
       switch (op) {

@@ -740,7 +740,7 @@ function instantValue(w: Win, c: FnCtx, isRate: boolean): RangeOut {
       res = r.h!;
     }
     if (isRate) res = histScale(res, 1000 / interval);
-    return { ...res, counterResetHint: isRate ? 'not_reset' : 'gauge' };
+    return { ...res, counterResetHint: 'gauge' };
   }
   let r = last.v - prev.v;
   if (isRate && last.v < prev.v) r = last.v;

@@ -66,6 +66,7 @@ export function parseDurationMs(s: string): number | null {
 export function lex(input: string): Token[] {
   const toks: Token[] = [];
   let i = 0;
+  let brackets = 0;
   const n = input.length;
   const err = (pos: number, msg: string): never => {
     throw new PromQLParseError(msg, positionOf(input, pos), pos);
@@ -120,7 +121,7 @@ export function lex(input: string): Token[] {
       }
       // Duration?
       const dm = /^(\d+(ms|s|m|h|d|w|y))+/.exec(input.slice(i));
-      if (dm && !isIdentChar(input[i + dm[0].length] ?? '') && input[i + dm[0].length] !== '.') {
+      if (dm && !/[A-Za-z0-9_.]/.test(input[i + dm[0].length] ?? '')) {
         const ms = parseDurationMs(dm[0]);
         if (ms === null) err(start, `bad duration syntax: "${dm[0]}"`);
         i += dm[0].length;
@@ -133,6 +134,14 @@ export function lex(input: string): Token[] {
       toks.push({ kind: 'number', text: nm[0], start, end: i, num: Number(nm[0]) });
       continue;
     }
+    // Inside `[...]` a colon separates subquery range and step.
+    if (c === ':' && brackets > 0) {
+      toks.push({ kind: ':', text: ':', start, end: i + 1 });
+      i++;
+      continue;
+    }
+    if (c === '[') brackets++;
+    else if (c === ']' && brackets > 0) brackets--;
     if (isIdentStart(c)) {
       while (i < n && (isIdentChar(input[i]!) || input[i] === '.' && false)) i++;
       const text = input.slice(start, i);
