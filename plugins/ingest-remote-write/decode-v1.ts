@@ -5,6 +5,7 @@
  */
 import type { Labels, MetricMetadata, MetricSeriesInput, MetricType, Sample } from '../../kernel/models.js';
 import { readHistogram } from './histogram.js';
+import { LabelSetCache } from './label-cache.js';
 import { Reader, WireError } from './wire.js';
 
 export const RW1_METRIC_TYPES: MetricType[] = [
@@ -71,7 +72,7 @@ function readMetadata(r: Reader, end: number): MetricMetadata {
   return { metric, type: RW1_METRIC_TYPES[type] ?? 'unknown', help, unit };
 }
 
-export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels): DecodedWrite {
+export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels, cache?: LabelSetCache): DecodedWrite {
   const r = new Reader(buf);
   const series: MetricSeriesInput[] = [];
   const metadata: MetricMetadata[] = [];
@@ -82,16 +83,38 @@ export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels): Dec
     const tag = r.varint();
     if (tag === 10) {
       const end = r.delimited();
-      const labels: Record<string, string> = {};
-      let nLabels = 0;
-      const samples: Sample[] = [];
-      while (r.pos < end) {
-        const t2 = r.varint();
-        if (t2 === 10) {
+      // Senders put all labels first: find that run, then reuse its decoded form when cached.
+      const labelsStart = r.pos;
+      while (r.pos < end && buf[r.pos] === 10) {
+        r.pos++;
+        r.pos = r.delimited();
+      }
+      const labelsEnd = r.pos;
+      let labels: Record<string, string> | undefined;
+      let cached: Labels | undefined;
+      let hash = 0;
+      if (cache && labelsEnd > labelsStart) {
+        hash = LabelSetCache.hash(buf, labelsStart, labelsEnd);
+        cached = cache.get(hash, buf, labelsStart, labelsEnd);
+      }
+      if (!cached) {
+        labels = {};
+        let nLabels = 0;
+        r.pos = labelsStart;
+        while (r.pos < labelsEnd) {
+          r.pos++; // tag 10
           const e = r.delimited();
           if (readLabel(r, e, labels)) nLabels++;
           if (r.pos !== e) throw new WireError('nested message overruns its length');
-        } else if (t2 === 18) {
+        }
+        checkLabels(labels, nLabels);
+        if (extraLabels) for (const k in extraLabels) if (labels[k] === undefined) labels[k] = extraLabels[k]!;
+        if (cache && labelsEnd > labelsStart) cache.set(hash, buf, labelsStart, labelsEnd, labels);
+      }
+      const samples: Sample[] = [];
+      while (r.pos < end) {
+        const t2 = r.varint();
+        if (t2 === 18) {
           const e = r.delimited();
           samples.push(readSample(r, e));
           if (r.pos !== e) throw new WireError('nested message overruns its length');
@@ -104,13 +127,19 @@ export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels): Dec
         } else if (t2 === 26) {
           nEx++;
           r.skip(2);
+        } else if (t2 === 10) {
+          // A label after samples (legal protobuf, unusual sender): decode into a private copy.
+          labels = { ...(labels ?? cached!) };
+          cached = undefined;
+          const e = r.delimited();
+          readLabel(r, e, labels);
+          if (r.pos !== e) throw new WireError('nested message overruns its length');
         } else r.skip(t2 & 7);
       }
       if (r.pos !== end) throw new WireError('time series overruns its message');
-      checkLabels(labels, nLabels);
-      if (extraLabels) for (const k in extraLabels) if (labels[k] === undefined) labels[k] = extraLabels[k]!;
+      if (labelsEnd === labelsStart && !labels) checkLabels({}, 0);
       nSamples += samples.length;
-      if (samples.length) series.push({ labels, samples });
+      if (samples.length) series.push({ labels: cached ?? labels!, samples });
     } else if (tag === 26) {
       const end = r.delimited();
       metadata.push(readMetadata(r, end));

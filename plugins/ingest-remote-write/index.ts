@@ -10,6 +10,7 @@ import type { Labels } from '../../kernel/models.js';
 import { definePlugin } from '../../kernel/plugin.js';
 import { decodeWriteRequestV1, type DecodedWrite } from './decode-v1.js';
 import { decodeWriteRequestV2 } from './decode-v2.js';
+import { LabelSetCache } from './label-cache.js';
 
 export const RW1_PROTO = 'prometheus.WriteRequest';
 export const RW2_PROTO = 'io.prometheus.write.v2.Request';
@@ -25,12 +26,12 @@ export function protoParam(contentTypeHeader: string): string {
   return RW1_PROTO;
 }
 
-function decodeRequest(req: IngestRequest, extra?: Labels): IngestDecoded {
+function decodeRequest(req: IngestRequest, cache: LabelSetCache, extra?: Labels): IngestDecoded {
   const proto = protoParam(req.contentTypeHeader);
   let d: DecodedWrite;
   let v2 = false;
   try {
-    if (proto === RW1_PROTO) d = decodeWriteRequestV1(req.body, extra);
+    if (proto === RW1_PROTO) d = decodeWriteRequestV1(req.body, extra, cache);
     else if (proto === RW2_PROTO) {
       d = decodeWriteRequestV2(req.body, extra);
       v2 = true;
@@ -59,13 +60,15 @@ function decodeRequest(req: IngestRequest, extra?: Labels): IngestDecoded {
 }
 
 function route(path: string, extra?: Labels): ReceiverRoute {
+  // One cache per route: cached label sets already include the route's extra labels.
+  const cache = new LabelSetCache();
   return {
     path,
     auth: 'remote-write',
     // Prometheus' own receiver treats a missing Content-Type as 1.0 protobuf; so do we.
     contentTypes: ['application/x-protobuf', ''],
     requiredEncoding: 'snappy',
-    decode: (req) => decodeRequest(req, extra),
+    decode: (req) => decodeRequest(req, cache, extra),
   };
 }
 
