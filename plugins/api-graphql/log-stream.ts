@@ -139,10 +139,11 @@ export class LiveLogTail implements AsyncIterableIterator<LogPageOut | Error> {
   constructor(private readonly o: LiveTailOptions) {
     this.afterSeq = o.logs.lastSeq();
     this.endAt = Date.now() + o.lifetimeMs;
-    const onAbort = () => this.stop.abort();
-    if (o.signal.aborted) onAbort();
-    else o.signal.addEventListener('abort', onAbort, { once: true });
+    if (o.signal.aborted) this.stop.abort();
+    else o.signal.addEventListener('abort', this.onAbort, { once: true });
   }
+
+  private readonly onAbort = () => this.stop.abort();
 
   [Symbol.asyncIterator](): this {
     return this;
@@ -175,7 +176,7 @@ export class LiveLogTail implements AsyncIterableIterator<LogPageOut | Error> {
       try {
         await this.pull();
       } catch (e) {
-        this.finished = true;
+        this.end();
         return { done: false, value: e instanceof Error ? e : new Error(String(e)) };
       }
       const due = this.lastEmit + interval;
@@ -187,13 +188,18 @@ export class LiveLogTail implements AsyncIterableIterator<LogPageOut | Error> {
       const wait = this.backlog.length > 0 ? due - Date.now() : interval;
       await this.o.hub.wait(Math.min(wait, this.endAt - Date.now()), this.stop.signal);
     }
-    this.finished = true;
+    this.end();
     return DONE;
   }
 
-  async return(): Promise<Result<LogPageOut | Error>> {
+  private end(): void {
     this.finished = true;
     this.stop.abort();
+    this.o.signal.removeEventListener('abort', this.onAbort);
+  }
+
+  async return(): Promise<Result<LogPageOut | Error>> {
+    this.end();
     return DONE;
   }
 

@@ -129,10 +129,21 @@ export function logsContribution(opts: LogsOperationOptions): GraphQLContributio
             }
             const range = parseRange(args.startTs, args.endTs);
             // Each page gets its own time budget: a long stream is many queries, not one.
-            const pageRun = async () =>
-              runContext(ctx, createQueryContext(ctx.services, ctx.principal, { signal: ctx.signal, timeoutMs: ctx.timeoutMs }));
-            const first = await fetchPage(q, range, limit, null, await pageRun());
-            return new PagedLogStream(first, async (cursor) => fetchPage(q, range, limit, cursor, await pageRun()));
+            const page = async (cursor: string | null) => {
+              // A per-page signal linked to the connection's, unlinked afterwards, so that a
+              // 100-page stream does not pile listeners onto the connection's signal.
+              const linked = new AbortController();
+              const onAbort = () => linked.abort(ctx.signal.reason);
+              if (ctx.signal.aborted) onAbort();
+              else ctx.signal.addEventListener('abort', onAbort, { once: true });
+              try {
+                const qctx = createQueryContext(ctx.services, ctx.principal, { signal: linked.signal, timeoutMs: ctx.timeoutMs });
+                return await fetchPage(q, range, limit, cursor, await runContext(ctx, qctx));
+              } finally {
+                ctx.signal.removeEventListener('abort', onAbort);
+              }
+            };
+            return new PagedLogStream(await page(null), page);
           },
         },
       },
