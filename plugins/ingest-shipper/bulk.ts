@@ -17,6 +17,8 @@ export interface BulkItem {
   op: BulkOp;
   index: string;
   id: string;
+  /** True when the id was generated here (base64url: safe to embed in JSON as is). */
+  generated?: boolean;
   /** Set for refused items. */
   error?: { type: string; reason: string };
 }
@@ -61,6 +63,8 @@ export function parseBulk(body: Buffer, defaultIndex: string | undefined): Parse
   let pos = 0;
   let line = 0;
   // The action awaiting its source line.
+  let lastActionText = '';
+  let lastAction: unknown;
   let pending: { op: BulkOp; index: string | undefined; id: string | undefined; line: number } | undefined;
   while (pos < text.length) {
     let end = text.indexOf('\n', pos);
@@ -74,6 +78,7 @@ export function parseBulk(body: Buffer, defaultIndex: string | undefined): Parse
       const doc = parseLine(s, line, 'document');
       const p = pending;
       pending = undefined;
+      const generated = p.id === undefined;
       const id = p.id ?? ids.next();
       const index = p.index ?? defaultIndex ?? '';
       if (p.op === 'update') {
@@ -82,10 +87,17 @@ export function parseBulk(body: Buffer, defaultIndex: string | undefined): Parse
       }
       if (!isRecord(doc)) throw badRequest(`document on line ${line} is not a JSON object`, { code: 'mapper_parsing_exception' });
       logs.push(documentToLog(doc, index || undefined, now));
-      items.push({ op: p.op, index, id });
+      items.push({ op: p.op, index, id, generated });
       continue;
     }
-    const action = parseLine(s, line, 'action/metadata line');
+    // Bulk bodies repeat the same action line; parse it once (the result is only read).
+    let action: unknown;
+    if (s === lastActionText) action = lastAction;
+    else {
+      action = parseLine(s, line, 'action/metadata line');
+      lastActionText = s;
+      lastAction = action;
+    }
     const keys = isRecord(action) ? Object.keys(action) : [];
     const op = keys[0];
     if (keys.length !== 1 || !op || !OPS.has(op)) {

@@ -4,28 +4,44 @@
  * `host.name`, `kubernetes.*`; nested objects and dotted keys are flattened alike into facets.
  */
 import type { FacetValue, LogRecord } from '../../kernel/models.js';
-import { anyTimestampNs, flattenInto, normalizeLevel, nowNs, take, takeString } from '../ingest-forwarder/log-fields.js';
+import { FieldPlan, anyTimestampNs, normalizeLevel, nowNs } from '../ingest-forwarder/log-fields.js';
+
+const plan = new FieldPlan(
+  {
+    ts: ['@timestamp', 'timestamp'],
+    message: ['message', 'log', 'msg', 'event.original', 'log.original'],
+    level: ['log.level', 'level', 'severity'],
+    service: ['service.name', 'service'],
+    host: ['host.name', 'host.hostname', 'hostname', 'host'],
+    namespace: ['kubernetes.namespace', 'kubernetes.namespace_name'],
+    pod: ['kubernetes.pod.name', 'kubernetes.pod_name'],
+    container: ['kubernetes.container.name', 'kubernetes.container_name'],
+  },
+  ['message', 'service', 'host', 'namespace', 'pod', 'container'],
+);
+
+const LABEL_SLOTS = [
+  [3, 'service'],
+  [4, 'host'],
+  [5, 'namespace'],
+  [6, 'pod'],
+  [7, 'container'],
+] as const;
 
 export function documentToLog(doc: Record<string, unknown>, index: string | undefined, now: bigint): LogRecord {
-  const flat: Record<string, FacetValue> = {};
-  flattenInto(flat, '', doc);
-  const ts = take(flat, '@timestamp', 'timestamp');
-  const message = takeString(flat, 'message', 'log', 'msg', 'event.original', 'log.original') ?? JSON.stringify(doc);
+  const v: (FacetValue | undefined)[] = [];
+  const facets = plan.apply(doc, v);
   const labels: Record<string, string> = { svc_stream: 'logs' };
-  const level = normalizeLevel(take(flat, 'log.level', 'level', 'severity'));
+  const level = normalizeLevel(v[2]);
   if (level) labels.level = level;
-  const service = takeString(flat, 'service.name', 'service');
-  if (service) labels.service = service;
-  const host = takeString(flat, 'host.name', 'host.hostname', 'hostname', 'host');
-  if (host) labels.host = host;
-  const namespace = takeString(flat, 'kubernetes.namespace', 'kubernetes.namespace_name');
-  if (namespace) labels.namespace = namespace;
-  const pod = takeString(flat, 'kubernetes.pod.name', 'kubernetes.pod_name');
-  if (pod) labels.pod = pod;
-  const container = takeString(flat, 'kubernetes.container.name', 'kubernetes.container_name');
-  if (container) labels.container = container;
-  if (index !== undefined) flat._index = index;
-  return { timestampNs: ts === undefined ? now : anyTimestampNs(ts, '@timestamp'), message, labels, facets: flat };
+  for (const [i, name] of LABEL_SLOTS) if (v[i] !== undefined) labels[name] = String(v[i]);
+  if (index !== undefined) facets._index = index;
+  return {
+    timestampNs: v[0] === undefined ? now : anyTimestampNs(v[0], '@timestamp'),
+    message: v[1] === undefined ? JSON.stringify(doc) : String(v[1]),
+    labels,
+    facets,
+  };
 }
 
 export { nowNs };

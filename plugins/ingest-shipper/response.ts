@@ -11,7 +11,14 @@ export const PRODUCT_HEADERS = { 'x-elastic-product': 'Elasticsearch' } as const
 
 let seqNo = 0;
 
+const SUCCESS_TAIL = '","_version":1,"result":"created","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":';
+
 function itemJson(it: BulkItem, indexJson: string, fields: ItemFields | undefined): string {
+  if (!fields && !it.error) {
+    // Hot path: generated ids are base64url and need no escaping.
+    const idText = it.generated ? it.id : JSON.stringify(it.id).slice(1, -1);
+    return '{"' + it.op + '":{"_index":' + indexJson + ',"_id":"' + idText + SUCCESS_TAIL + seqNo++ + ',"_primary_term":1,"status":201}}';
+  }
   const idJson = JSON.stringify(it.id);
   if (it.error) {
     const status = 400;
@@ -20,11 +27,8 @@ function itemJson(it: BulkItem, indexJson: string, fields: ItemFields | undefine
     return `{"${it.op}":{"_index":${indexJson},"_id":${idJson},"status":${status},"error":${err}}}`;
   }
   const seq = seqNo++;
-  if (fields) {
-    if (fields.errorsOnly) return '';
-    return pick(it.op, { _index: indexJson, _id: idJson, _version: '1', result: '"created"', _seq_no: String(seq), _primary_term: '1', status: '201' }, fields);
-  }
-  return `{"${it.op}":{"_index":${indexJson},"_id":${idJson},"_version":1,"result":"created","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":${seq},"_primary_term":1,"status":201}}`;
+  if (fields!.errorsOnly) return '';
+  return pick(it.op, { _index: indexJson, _id: idJson, _version: '1', result: '"created"', _seq_no: String(seq), _primary_term: '1', status: '201' }, fields!);
 }
 
 function pick(op: string, values: Record<string, string>, fields: ItemFields): string {
