@@ -50,7 +50,7 @@ function recordQuery(text: unknown): SvcQuery {
 }
 
 async function runContext(ctx: GraphQLRequestContext, query = ctx.query): Promise<SvcQLRunContext> {
-  return { logs: query.storage.logs, scope: await ctx.scope('logs'), signal: query.signal, deadline: query.deadline };
+  return { logs: query.storage.logs, scope: await query.scope('logs'), signal: query.signal, deadline: query.deadline };
 }
 
 async function fetchPage(
@@ -69,9 +69,10 @@ function withinDeadline<T>(p: Promise<T>, signal: AbortSignal | undefined): Prom
   if (!signal) return p;
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(new LookoutError('timeout', 'query timed out'));
-    if (signal.aborted) return onAbort();
-    signal.addEventListener('abort', onAbort, { once: true });
+    // Always settle through `p` too, so its late rejection is never unhandled.
     p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
   });
 }
 
@@ -138,7 +139,9 @@ export function logsContribution(opts: LogsOperationOptions): GraphQLContributio
               else ctx.signal.addEventListener('abort', onAbort, { once: true });
               try {
                 const qctx = createQueryContext(ctx.services, ctx.principal, { signal: linked.signal, timeoutMs: ctx.timeoutMs });
-                return await fetchPage(q, range, limit, cursor, await runContext(ctx, qctx));
+                // Resolving the scope is part of the page's budget.
+                const run = async () => fetchPage(q, range, limit, cursor, await runContext(ctx, qctx));
+                return await withinDeadline(run(), qctx.signal);
               } finally {
                 ctx.signal.removeEventListener('abort', onAbort);
               }
