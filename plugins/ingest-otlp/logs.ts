@@ -71,11 +71,17 @@ export function mapLogs(req: ExportLogsRequest, nowNs: bigint): { logs: LogRecor
     const rattrs = attributes(rl.resource?.attributes);
     const base = resourceLabels(rattrs);
     const source = base.source ?? 'otlp';
+    // Records of one resource share label objects per level (labels are immutable downstream).
+    const byLevel = new Map<string | undefined, Record<string, string>>();
     for (const sl of rl.scopeLogs ?? []) {
       for (const r of sl.logRecords ?? []) {
-        const labels: Record<string, string> = { ...base, svc_stream: 'logs', source };
         const level = levelOf(r.severityNumber, r.severityText);
-        if (level) labels.level = level;
+        let labels = byLevel.get(level);
+        if (!labels) {
+          labels = { ...base, svc_stream: 'logs', source };
+          if (level) labels.level = level;
+          byLevel.set(level, labels);
+        }
         const facets: Record<string, FacetValue> = {};
         if (r.attributes) {
           for (const kv of r.attributes) {

@@ -60,15 +60,19 @@ export function isZero(v: Int64): boolean {
   return Number(v) === 0;
 }
 
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+/** Lowercase hex; a JS loop beats Buffer#toString for 8- and 16-byte ids. */
 export function hex(b: Uint8Array | null | undefined): string {
   if (!b || b.length === 0) return '';
-  return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += HEX[b[i]!];
+  return s;
 }
 
 export function anyValue(v: AnyValueMsg | null | undefined): AttributeValue {
   if (!v) return null;
   // protobufjs puts field defaults on the prototype; the oneof's virtual `value` names the member set.
-  const which = typeof v.value === 'string' ? v.value : ownMember(v);
+  const which = ownMember(v) ?? (typeof v.value === 'string' ? v.value : undefined);
   switch (which) {
     case 'stringValue':
       return v.stringValue ?? '';
