@@ -9,6 +9,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokens } from '../../kernel/services.js';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from '../helpers/server.js';
+import { at, ingestExampleData } from './helpers.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 
@@ -32,6 +33,7 @@ const ARTIFACTS = join(process.cwd(), '.test-artifacts');
 let srv: TestServer;
 test.before(async () => {
   srv = await startTestServer({ pluginOptions: { 'api-graphql': { liveIntervalMs: 200 } } });
+  await ingestExampleData(srv);
 });
 test.after(async () => srv.stop());
 
@@ -71,6 +73,15 @@ if (!existsSync(CHROMIUM)) {
       await page.goto(srv.url + '/query');
       await page.fill('#token', ADMIN_TOKEN);
       await page.dispatchEvent('#token', 'change');
+      // The first example (a SvcQL table) over SVCQL.md's data.
+      await page.fill('#vars', JSON.stringify({ q: '* | count by service', startTs: at('10:00:00'), endTs: at('10:05:00') }));
+      await page.click('#run');
+      await waitText(page, '#result', 'TableResult');
+      const table = JSON.parse((await page.textContent('#result')) ?? '{}');
+      assert.equal(table.data.getLogMetricsResultWithSvcQl.TableResult, [['api', 6], ['auth', 3], ['billing', 3]]);
+      assert.match((await page.textContent('#status')) ?? '', /HTTP 200/);
+      mkdirSync(ARTIFACTS, { recursive: true });
+      await page.screenshot({ path: join(ARTIFACTS, 'graphql-explorer.png') });
       // A mutation then a query, through the UI.
       await page.fill('#doc', 'mutation { addFavoriteFacet(facet: "@status", displayName: "Status", datatype: "NUMBER", facetGroup: "http") }');
       await page.fill('#vars', '{}');
@@ -93,8 +104,6 @@ if (!existsSync(CHROMIUM)) {
       // The schema panel lists the operations.
       await page.click('#schema');
       await waitText(page, '#docs-body', 'getLogsWithSvcQlStream');
-      mkdirSync(ARTIFACTS, { recursive: true });
-      await page.screenshot({ path: join(ARTIFACTS, 'graphql-explorer.png') });
       await page.click('#stop');
       assert.equal(external, []);
     } finally {
