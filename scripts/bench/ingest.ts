@@ -3,6 +3,7 @@
  *   remote-write  Prometheus remote write 1.0 end to end over HTTP, samples/s, Lookout and
  *                 Debian's Prometheus (--web.enable-remote-write-receiver) side by side
  *   otlp-logs     OTLP/HTTP protobuf logs, records/s
+ *   shipper       shipper bulk (`_bulk` NDJSON, Filebeat-like ECS documents), documents/s
  *   overload      RSS while far more concurrent requests than limits.ingestMaxConcurrent arrive
  * Load comes from a separate process (this file with --generator) that pre-encodes every payload
  * before the clock starts. Options: --sections a,b  --backend NAME  --rw-samples N  --seconds N
@@ -23,7 +24,7 @@ const SELF = fileURLToPath(import.meta.url);
 // ---- generator process --------------------------------------------------------------------------
 
 interface GenJob {
-  kind: 'rw' | 'otlp-logs';
+  kind: 'rw' | 'otlp-logs' | 'shipper';
   url: string;
   headers: Record<string, string>;
   concurrency: number;
@@ -139,12 +140,40 @@ async function otlpLogPayloads(): Promise<{ bodies: Buffer[]; perBody: number[] 
   return { bodies, perBody };
 }
 
+/** Shipper bulk bodies: 10 × 5,000 `create` + ECS document pairs (see also ingest-shipper.ts). */
+function shipperPayloads(): { bodies: Buffer[]; perBody: number[] } {
+  const bodies: Buffer[] = [];
+  const perBody: number[] = [];
+  const base = Date.now();
+  for (let p = 0; p < 10; p++) {
+    let ndjson = '';
+    for (let i = 0; i < 5000; i++) {
+      ndjson += '{"create":{"_index":"logs-app-default"}}\n';
+      ndjson +=
+        JSON.stringify({
+          '@timestamp': new Date(base + p * 5000 + i).toISOString(),
+          message: `GET /api/orders/${i} 200 ${i % 100}ms`,
+          log: { level: i % 20 === 0 ? 'error' : 'info' },
+          service: { name: `svc-${i % 5}` },
+          host: { name: `web-${i % 8}` },
+          http: { request: { method: 'GET' }, response: { status_code: 200 } },
+          event: { duration: (i % 100) * 1e6 },
+        }) + '\n';
+    }
+    bodies.push(Buffer.from(ndjson));
+    perBody.push(5000);
+  }
+  return { bodies, perBody };
+}
+
 async function runGenerator(job: GenJob): Promise<GenResult> {
   const prepStart = performance.now();
   const { bodies, perBody } =
     job.kind === 'rw'
       ? rwPayloads(job.oneRound ? 20_000 : 40_000, job.oneRound ? 1 : Math.max(1, Math.round((job.samples ?? 4_000_000) / 40_000)))
-      : await otlpLogPayloads();
+      : job.kind === 'shipper'
+        ? shipperPayloads()
+        : await otlpLogPayloads();
   const prepareMs = performance.now() - prepStart;
   const url = new URL(job.url);
   const agent = new Agent({ keepAlive: true, maxSockets: job.concurrency });
@@ -300,7 +329,7 @@ async function startPrometheus(): Promise<{ url: string; stop(): Promise<void> }
 const RW_HEADERS = { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0' };
 
 async function main(): Promise<void> {
-  const sections = arg('sections', 'remote-write,otlp-logs,overload').split(',');
+  const sections = arg('sections', 'remote-write,otlp-logs,shipper,overload').split(',');
   const concurrency = Number(arg('concurrency', '8'));
   const figures: Record<string, unknown> = {};
   const row = (k: string, v: string) => console.log(`${k.padEnd(44)} ${v}`);
@@ -360,6 +389,17 @@ async function main(): Promise<void> {
     row(`OTLP logs protobuf → Lookout (${lk.backend})`, `${Math.round(rate).toLocaleString('en')} records/s  (${r.records} records, ${JSON.stringify(r.statuses)})`);
     figures.otlpLogsRecordsPerSec = Math.round(rate);
     figures.otlpLogsStatuses = r.statuses;
+  }
+
+  if (sections.includes('shipper')) {
+    const seconds = Number(arg('seconds', '8'));
+    const lk = await startLookoutFor({});
+    const r = await generate({ kind: 'shipper', url: lk.url + '/ingester/api/v1/shipper/_bulk', headers: { 'content-type': 'application/x-ndjson' }, concurrency: Math.min(concurrency, 4), loopSeconds: seconds });
+    await lk.stop();
+    const rate = r.records / (r.elapsedMs / 1000);
+    row(`shipper bulk → Lookout (${lk.backend})`, `${Math.round(rate).toLocaleString('en')} documents/s  (${r.records} documents, ${JSON.stringify(r.statuses)})`);
+    figures.shipperDocsPerSec = Math.round(rate);
+    figures.shipperStatuses = r.statuses;
   }
 
   if (sections.includes('overload')) {
