@@ -13,6 +13,7 @@ import { evalAggregate } from './aggregate.js';
 import { evalBinary } from './binary.js';
 import { PromQLExecutionError, TOO_MANY_SAMPLES } from './errors.js';
 import { evalCall } from './functions.js';
+import { evalSmoothedSelector } from './smoothed.js';
 import { histNeg } from './histogram.js';
 import { dropMetricName, keyOf, compareLabels } from './labels.js';
 import {
@@ -317,6 +318,7 @@ export class Evaluator {
   }
 
   async evalVectorSelector(vs: VectorSelector, steps: Steps, wantTs = false): Promise<VectorValue> {
+    if (vs.smoothed && !wantTs) return evalSmoothedSelector(this, vs, steps);
     const offset = this.durationMs(vs.offset, vs.offsetExpr);
     const times = this.selectorTimes(vs.at, offset, steps);
     const n = times.length;

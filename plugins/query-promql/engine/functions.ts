@@ -9,6 +9,7 @@ import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
 import { histAddSub, histScale, histIsReset, CUSTOM_SCHEMA } from './histogram.js';
 import { evalHistogramFunction } from './histfuncs.js';
+import { ANCHORED_FUNCS, SMOOTHED_FUNCS, anchoredPoints, extendedRate, type ExtCtx } from './extended.js';
 import { dropMetricName, isValidLabelName, keyOf, labelsString, sortLabels, METRIC_NAME } from './labels.js';
 import { kahanInc, quantile } from './mathutil.js';
 import {
@@ -471,6 +472,14 @@ interface Win {
   /** Step time (for predict_linear). */
   stepT: number;
   name: string;
+  /** `anchored`/`smoothed` on the range selector (extended.ts). */
+  ext?: 'anchored' | 'smoothed';
+  lookback: number;
+}
+
+function extCtx(w: Win, c: FnCtx): ExtCtx {
+  void w;
+  return { ev: c.ev, pos: c.call.args[0]!.pos };
 }
 
 type RangeOut = number | FloatHistogram | undefined;
@@ -482,6 +491,14 @@ async function evalRangeFunction(ev: Evaluator, call: Call, steps: Steps): Promi
   const n = steps.ts.length;
   const mArgIdx = f === 'quantile_over_time' ? 1 : 0;
   const mArg = call.args[mArgIdx]!;
+  const mInner = unwrapParens(mArg);
+  const ext = mInner.type === 'MatrixSelector' ? (mInner.vector.smoothed ? 'smoothed' : mInner.vector.anchored ? 'anchored' : undefined) : undefined;
+  if (ext === 'smoothed' && !SMOOTHED_FUNCS.includes(f)) {
+    throw new PromQLExecutionError(`smoothed modifier can only be used with: ${SMOOTHED_FUNCS.join(', ')} - not with ${f}`);
+  }
+  if (ext === 'anchored' && !ANCHORED_FUNCS.includes(f)) {
+    throw new PromQLExecutionError(`anchored modifier can only be used with: ${ANCHORED_FUNCS.join(', ')} - not with ${f}`);
+  }
   const mv = (await ev.eval(mArg, steps)) as MatrixValue;
   if (mv.kind !== 'matrix') throw new PromQLExecutionError(`expected range vector in call to ${f}`);
   const scalarArgs: Float64Array[] = [];
@@ -535,7 +552,7 @@ async function evalRangeFunction(ev: Evaluator, call: Call, steps: Steps): Promi
       ht = Float64Array.from(hT);
     }
     const name = rs.labels[METRIC_NAME] ?? '';
-    const w: Win = { ft, fv, flo: 0, fhi: 0, ht, hh, hlo: 0, hhi: 0, T: 0, range, stepT: 0, name };
+    const w: Win = { ft, fv, flo: 0, fhi: 0, ht, hh, hlo: 0, hhi: 0, T: 0, range, stepT: 0, name, ext, lookback: ev.engine.lookback };
     const s = newSeries(rs.labels, n, rs.dropName);
     let any = false;
     let anyFloat = false;
@@ -553,7 +570,8 @@ async function evalRangeFunction(ev: Evaluator, call: Call, steps: Steps): Promi
         i--;
         continue;
       }
-      if (w.flo === w.fhi && w.hlo === w.hhi) continue;
+      // Smoothed windows may be empty and still interpolate between the samples around them.
+      if (w.flo === w.fhi && w.hlo === w.hhi && ext !== 'smoothed') continue;
       w.T = T;
       w.stepT = steps.ts[i]!;
       ctx.i = i;
@@ -828,9 +846,9 @@ function sumHists(w: Win, c: FnCtx): FloatHistogram | undefined {
 }
 
 const RANGE_FUNCS: Record<string, (w: Win, c: FnCtx) => RangeOut> = {
-  rate: (w, c) => extrapolatedRate(w, c, true, true),
-  increase: (w, c) => extrapolatedRate(w, c, true, false),
-  delta: (w, c) => extrapolatedRate(w, c, false, false),
+  rate: (w, c) => (w.ext ? extendedRate(w, extCtx(w, c), true, true) : extrapolatedRate(w, c, true, true)),
+  increase: (w, c) => (w.ext ? extendedRate(w, extCtx(w, c), true, false) : extrapolatedRate(w, c, true, false)),
+  delta: (w, c) => (w.ext ? extendedRate(w, extCtx(w, c), false, false) : extrapolatedRate(w, c, false, false)),
   irate: (w, c) => instantValue(w, c, true),
   idelta: (w, c) => instantValue(w, c, false),
   deriv: (w, c) =>
@@ -863,7 +881,8 @@ const RANGE_FUNCS: Record<string, (w: Win, c: FnCtx) => RangeOut> = {
       return s1;
     }),
   changes: (w) => {
-    const pts = mergedPoints(w);
+    const pts = w.ext ? anchoredPoints(w) : mergedPoints(w);
+    if (!pts) return undefined;
     let changes = 0;
     for (let i = 1; i < pts.length; i++) {
       const p = pts[i - 1]!;
@@ -875,7 +894,8 @@ const RANGE_FUNCS: Record<string, (w: Win, c: FnCtx) => RangeOut> = {
     return changes;
   },
   resets: (w) => {
-    const pts = mergedPoints(w);
+    const pts = w.ext ? anchoredPoints(w) : mergedPoints(w);
+    if (!pts) return undefined;
     let resets = 0;
     for (let i = 1; i < pts.length; i++) {
       const p = pts[i - 1]!;

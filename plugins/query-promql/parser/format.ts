@@ -95,7 +95,7 @@ export function formatPromQL(e: Expr): string {
     case 'UnaryExpr':
       return `${e.op}${formatPromQL(e.expr)}`;
     case 'VectorSelector':
-      return fmtSelector(e) + fmtOffset(e.offset, e.offsetExpr) + fmtAt(e.at);
+      return fmtSelector(e) + (e.smoothed ? ' smoothed' : '') + fmtOffset(e.offset, e.offsetExpr) + fmtAt(e.at);
     case 'MatrixSelector': {
       const v = e.vector;
       const r = e.rangeExpr ? fmtDurExpr(e.rangeExpr) : formatDuration(e.range);

@@ -315,6 +315,11 @@ class Parser {
         if (w.text === 'anchored') e.vector.anchored = true;
         else e.vector.smoothed = true;
         e.pos = { start: e.pos.start, end: w.end };
+      } else if (this.isIdent('smoothed') && e.type === 'VectorSelector') {
+        // `metric smoothed`: an instant selector that interpolates between the samples around T.
+        const w = this.next();
+        e.smoothed = true;
+        e.pos = { start: e.pos.start, end: w.end };
       } else return e;
     }
   }
@@ -804,20 +809,8 @@ function checkTypes(e: Expr, input: string): void {
             fail(a.pos, `expected type ${TYPE_NAME[want]} in call to function ${JSON.stringify(e.func)}, got ${TYPE_NAME[got]}`);
           }
         });
-        if (e.args.length > 0 && e.args[0]!.type === 'MatrixSelector') {
-          const vs = e.args[0].vector;
-          if (vs.smoothed && !['delta', 'increase', 'rate'].includes(e.func)) {
-            fail(e.pos, `smoothed modifier can only be used with: delta, increase, rate - not with ${e.func}`);
-          }
-          if (vs.anchored && !['changes', 'delta', 'increase', 'rate', 'resets'].includes(e.func)) {
-            fail(e.pos, `anchored modifier can only be used with: changes, delta, increase, rate, resets - not with ${e.func}`);
-          }
-        }
-        for (const a of e.args) {
-          if (a.type === 'MatrixSelector' && a !== e.args[0] && (a.vector.smoothed || a.vector.anchored)) {
-            fail(e.pos, `${a.vector.smoothed ? 'smoothed' : 'anchored'} modifier can only be used with: delta, increase, rate - not with ${e.func}`);
-          }
-        }
+        // Which functions accept `anchored`/`smoothed` is checked at evaluation time, as Prometheus
+        // does (the message carries no parse position).
         return;
       }
       case 'BinaryExpr': {
