@@ -26,7 +26,7 @@ export interface TestServer {
 export type ConfigOverrides = Record<string, unknown>;
 
 /** Default test backend: the embedded one when present, else memory (LOOKOUT_TEST_BACKEND overrides). */
-export const TEST_BACKEND = process.env.LOOKOUT_TEST_BACKEND ?? 'memory';
+export const TEST_BACKEND = process.env.LOOKOUT_TEST_BACKEND ?? 'embedded';
 
 export function tempDir(prefix = 'lookout-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
