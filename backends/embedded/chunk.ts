@@ -221,3 +221,133 @@ export function decodeChunk(
   }
   return at;
 }
+
+/** Encoding tags of a chunk (kept in the segment index). */
+export const ENC_XOR = 0;
+export const ENC_INT = 1;
+
+/** True when every value is an integer that delta arithmetic reproduces exactly. */
+export function allSafeInts(vs: Float64Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const v = vs[i]!;
+    if (!Number.isInteger(v) || Math.abs(v) > 2 ** 50 || Object.is(v, -0)) return false;
+  }
+  return true;
+}
+
+/**
+ * Integer chunks (counters, integer gauges): timestamps as in XOR chunks, values as
+ * delta-of-delta; small buckets first because scrape jitter and counter increments are small.
+ * Written during compaction only, when every value of the chunk is a safe integer.
+ */
+export function encodeIntChunk(ts: Float64Array, vs: Float64Array, from: number, to: number): Uint8Array {
+  const w = new ChunkEncoder((to - from) * 2 + 32);
+  const bits = w as unknown as { w(v: number, n: number): void; grow(n: number): void };
+  let prevT = 0;
+  let prevD = 0;
+  let prevV = 0;
+  let prevVD = 0;
+  for (let i = from; i < to; i++) {
+    bits.grow(64 * 3);
+    const t = ts[i]!;
+    const v = vs[i]!;
+    if (i === from) {
+      f64[0] = t;
+      bits.w(u32[1]!, 32);
+      bits.w(u32[0]!, 32);
+      f64[0] = v;
+      bits.w(u32[1]!, 32);
+      bits.w(u32[0]!, 32);
+    } else {
+      const d = t - prevT;
+      writeDod(bits, d - prevD, T_WIDTHS);
+      prevD = d;
+      const vd = v - prevV;
+      writeDod(bits, vd - prevVD, V_WIDTHS);
+      prevVD = vd;
+    }
+    prevT = t;
+    prevV = v;
+  }
+  return w.bytes();
+}
+
+const T_WIDTHS = [4, 14, 20] as const;
+const V_WIDTHS = [5, 12, 23] as const;
+
+function writeDod(bits: { w(v: number, n: number): void }, dod: number, widths: readonly number[]): void {
+  if (dod === 0) return bits.w(0, 1);
+  for (let k = 0; k < widths.length; k++) {
+    const n = widths[k]!;
+    const half = 2 ** (n - 1);
+    if (dod >= -half && dod < half) {
+      bits.w((0b10 << k) | ((1 << k) - 1) << 1 >>> 0, k + 2);
+      bits.w(dod < 0 ? dod + 2 ** n : dod, n);
+      return;
+    }
+  }
+  bits.w(0b1111, 4);
+  f64[0] = dod;
+  bits.w(u32[1]!, 32);
+  bits.w(u32[0]!, 32);
+}
+
+export function decodeIntChunk(
+  buf: Uint8Array,
+  count: number,
+  ts: Float64Array,
+  vs: Float64Array,
+  at: number,
+  mint = -Infinity,
+  maxt = Infinity,
+): number {
+  let bit = 0;
+  const r = (n: number): number => {
+    let v = 0;
+    while (n > 0) {
+      const avail = 8 - (bit & 7);
+      const take = n < avail ? n : avail;
+      n -= take;
+      v = (v << take) | ((buf[bit >>> 3]! >>> (avail - take)) & ((1 << take) - 1));
+      bit += take;
+    }
+    return v >>> 0;
+  };
+  const rbit = (): number => (buf[bit >>> 3]! >>> (7 - (bit++ & 7))) & 1;
+  const dod = (w0: number, w1: number, w2: number): number => {
+    if (rbit() === 0) return 0;
+    let n: number;
+    if (rbit() === 0) n = w0;
+    else if (rbit() === 0) n = w1;
+    else if (rbit() === 0) n = w2;
+    else {
+      u32[1] = r(32);
+      u32[0] = r(32);
+      return f64[0]!;
+    }
+    const x = r(n);
+    return x >= 1 << (n - 1) ? x - (1 << n) : x;
+  };
+  u32[1] = r(32);
+  u32[0] = r(32);
+  let t = f64[0]!;
+  u32[1] = r(32);
+  u32[0] = r(32);
+  let v = f64[0]!;
+  let d = 0;
+  let vd = 0;
+  for (let i = 0; i < count; i++) {
+    if (i > 0) {
+      d += dod(4, 14, 20);
+      t += d;
+      vd += dod(5, 12, 23);
+      v += vd;
+    }
+    if (t < mint) continue;
+    if (t > maxt) break;
+    ts[at] = t;
+    vs[at] = v;
+    at++;
+  }
+  return at;
+}

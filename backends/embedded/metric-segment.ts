@@ -12,7 +12,7 @@ import type { Labels, Sample } from '../../kernel/models.js';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { readLabels, readSample, writeLabels, writeSample } from './sample-codec.js';
 
-const MAGIC = Buffer.from('LKMSEG01');
+const MAGIC = Buffer.from('LKMSEG02');
 const END = Buffer.from('LKMEND01');
 const FOOTER = 8 + 4 + 4 + 8;
 
@@ -21,12 +21,15 @@ export interface ChunkData {
   maxt: number;
   count: number;
   data: Uint8Array;
+  /** ENC_XOR (default) or ENC_INT. */
+  enc?: number;
 }
 
 export interface SegChunk {
   mint: number;
   maxt: number;
   count: number;
+  enc: number;
   off: number;
   len: number;
   /** Present while the segment is still memory-resident. */
@@ -75,7 +78,7 @@ export class MetricSegment {
       const chunks: SegChunk[] = s.chunks.map((c) => {
         if (c.mint < mint) mint = c.mint;
         if (c.maxt > maxt) maxt = c.maxt;
-        return { mint: c.mint, maxt: c.maxt, count: c.count, off: 0, len: c.data.length, data: c.data };
+        return { mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc ?? 0, off: 0, len: c.data.length, data: c.data };
       });
       if (s.side) {
         for (const x of s.side) {
@@ -112,6 +115,7 @@ export class MetricSegment {
         w.f64(c.mint);
         w.f64(c.maxt);
         w.uvar(c.count);
+        w.u8(c.enc);
         w.uvar(c.off);
         w.uvar(c.len);
       }
@@ -159,7 +163,7 @@ export class MetricSegment {
         const maxt = r.f64();
         const nc = r.uvar();
         const chunks: SegChunk[] = [];
-        for (let j = 0; j < nc; j++) chunks.push({ mint: r.f64(), maxt: r.f64(), count: r.uvar(), off: r.uvar(), len: r.uvar() });
+        for (let j = 0; j < nc; j++) chunks.push({ mint: r.f64(), maxt: r.f64(), count: r.uvar(), enc: r.u8(), off: r.uvar(), len: r.uvar() });
         const ns = r.uvar();
         let side: Sample[] | null = null;
         if (ns > 0) {
@@ -192,7 +196,7 @@ export class MetricSegment {
       if (n <= 0) throw new Error(`segment ${this.path}: short read`);
       got += n;
     }
-    return want.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, data: buf.subarray(c.off - first, c.off - first + c.len) }));
+    return want.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc, data: buf.subarray(c.off - first, c.off - first + c.len) }));
   }
 
   /** Closes the file later: queries that already hold this segment may still read it. */

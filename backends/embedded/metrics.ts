@@ -19,7 +19,7 @@ import type {
   StoredSeries,
 } from '../../kernel/storage.js';
 import { ByteReader, ByteWriter } from './bytes.js';
-import { ChunkEncoder } from './chunk.js';
+import { allSafeInts, ChunkEncoder, encodeIntChunk, ENC_INT } from './chunk.js';
 import { writeFileAtomic } from './files.js';
 import { MetricSegment, type ChunkData, type SegmentInput, type SegSeries } from './metric-segment.js';
 import { Postings } from './postings.js';
@@ -634,11 +634,9 @@ function patchVarint5(buf: Buffer, at: number, v: number): void {
 export function encodePart(labels: Labels, p: Part): SegmentInput {
   const chunks: ChunkData[] = [];
   let side: Sample[] | null = null;
-  let enc: ChunkEncoder | null = null;
-  const close = () => {
-    if (enc && enc.count > 0) chunks.push({ mint: enc.mint, maxt: enc.maxt, count: enc.count, data: enc.bytes() });
-    enc = null;
-  };
+  const ft = new Float64Array(p.n);
+  const fv = new Float64Array(p.n);
+  let m = 0;
   for (let i = 0; i < p.n; i++) {
     const h = p.h?.[i];
     const st = p.st ? p.st[i]! : NaN;
@@ -649,10 +647,19 @@ export function encodePart(labels: Labels, p: Part): SegmentInput {
       (side ??= []).push(s);
       continue;
     }
-    if (enc === null) enc = new ChunkEncoder(256);
-    enc.append(p.t[i]!, p.v[i]!);
-    if (enc.count >= COMPACTED_CHUNK_SAMPLES) close();
+    ft[m] = p.t[i]!;
+    fv[m] = p.v[i]!;
+    m++;
   }
-  close();
+  for (let from = 0; from < m; from += COMPACTED_CHUNK_SAMPLES) {
+    const to = Math.min(m, from + COMPACTED_CHUNK_SAMPLES);
+    if (allSafeInts(fv, from, to)) {
+      chunks.push({ mint: ft[from]!, maxt: ft[to - 1]!, count: to - from, data: encodeIntChunk(ft, fv, from, to), enc: ENC_INT });
+    } else {
+      const enc = new ChunkEncoder(256);
+      for (let i = from; i < to; i++) enc.append(ft[i]!, fv[i]!);
+      chunks.push({ mint: enc.mint, maxt: enc.maxt, count: enc.count, data: enc.bytes() });
+    }
+  }
   return { labels, chunks, side };
 }

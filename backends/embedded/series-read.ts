@@ -4,7 +4,7 @@
  * out-of-order duplicates keep the last value.
  */
 import type { FloatHistogram, Sample } from '../../kernel/models.js';
-import { decodeChunk } from './chunk.js';
+import { decodeChunk, decodeIntChunk, ENC_INT } from './chunk.js';
 import type { ChunkData } from './metric-segment.js';
 
 export interface Part {
@@ -50,7 +50,7 @@ export function readPart(chunks: readonly ChunkData[], side: readonly Sample[] |
   if (total > 0) {
     t = new Float64Array(total);
     v = new Float64Array(total);
-    for (const c of chunks) n = decodeChunk(c.data, c.count, t, v, n, mint, maxt);
+    for (const c of chunks) n = (c.enc === ENC_INT ? decodeIntChunk : decodeChunk)(c.data, c.count, t, v, n, mint, maxt);
   }
   if (!side || side.length === 0) return { n, t, v };
   const lo = lowerBound(side, mint);

@@ -1,0 +1,251 @@
+/**
+ * Embedded storage benchmark: `npm run bench -- storage [--small] [--runs N]`.
+ * Prints each figure (median of runs) and a final JSON line.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openEmbeddedBackend, type EmbeddedBackend } from '../../backends/embedded/index.js';
+import { createLogger } from '../../kernel/logger.js';
+import type { LogRecord, MetricSeriesInput } from '../../kernel/models.js';
+
+const args = process.argv.slice(2);
+const small = args.includes('--small');
+const runsArg = args.indexOf('--runs');
+const RUNS = runsArg >= 0 ? Number(args[runsArg + 1]) : 3;
+const scale = small ? 0.1 : 1;
+const logger = createLogger('error');
+const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
+const DAY = 86_400_000;
+const T0 = Date.UTC(2024, 0, 1);
+
+function open(dir: string, extra: Partial<Parameters<typeof openEmbeddedBackend>[0]> = {}): EmbeddedBackend {
+  return openEmbeddedBackend({ dir, logger, fsync: 'interval', fsyncIntervalMs: 100, maintenanceIntervalMs: 0, ...extra });
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+const tmp = () => mkdtempSync(join(tmpdir(), 'lookout-bench-'));
+
+/** Deterministic pseudo-random numbers. */
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+
+/** Series of a typical scrape: 50% counters, 30% constant gauges, 20% slowly changing gauges. */
+function makeSeries(n: number): Array<{ labels: Record<string, string>; kind: number }> {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    out.push({
+      labels: {
+        __name__: `metric_${i % 50}`,
+        job: `job-${i % 10}`,
+        instance: `host-${Math.floor(i / 50)}:9100`,
+        cpu: String(i % 8),
+      },
+      kind: i % 10 < 5 ? 0 : i % 10 < 8 ? 1 : 2,
+    });
+  }
+  return out;
+}
+
+function valueGen(kind: number, r: () => number): (i: number) => number {
+  let c = Math.floor(r() * 1000);
+  let g = Math.round(r() * 100);
+  return () => {
+    if (kind === 0) return (c += Math.floor(r() * 10));
+    if (kind === 1) return 1;
+    if (r() < 0.05) g += r() < 0.5 ? -1 : 1;
+    return g;
+  };
+}
+
+/** Appends `days` of 15 s samples for `series`, in batches of `perBatch` samples per series. */
+async function fill(b: EmbeddedBackend, nSeries: number, samplesPerSeries: number, perBatch: number, seriesPerBatch = 2000): Promise<{ samples: number; ms: number }> {
+  const series = makeSeries(nSeries);
+  const r = rng(42);
+  const gens = series.map((s) => valueGen(s.kind, r));
+  // Pre-decode every batch first so the timing covers only append; batches are then appended
+  // back to back (as concurrent ingest requests would), awaiting all acknowledgements.
+  let samples = 0;
+  const batches: MetricSeriesInput[][] = [];
+  for (let k = 0; k < samplesPerSeries; k += perBatch) {
+    for (let s0 = 0; s0 < nSeries; s0 += seriesPerBatch) {
+      const batch: MetricSeriesInput[] = [];
+      for (let s = s0; s < Math.min(nSeries, s0 + seriesPerBatch); s++) {
+        const smp = [];
+        for (let j = k; j < Math.min(samplesPerSeries, k + perBatch); j++) smp.push({ t: T0 + j * 15_000 + (j % 3 === 0 ? 1 : 0), v: gens[s]!(j) });
+        batch.push({ labels: series[s]!.labels, samples: smp });
+        samples += smp.length;
+      }
+      batches.push(batch);
+    }
+  }
+  const t = performance.now();
+  const pending: Promise<void>[] = [];
+  for (const x of batches) pending.push(b.metrics.append(x));
+  await Promise.all(pending);
+  return { samples, ms: performance.now() - t };
+}
+
+const messages = [
+  (r: () => number) => `GET /api/v1/users/${Math.floor(r() * 10000)} 200 ${Math.floor(r() * 900)}ms`,
+  (r: () => number) => `POST /api/v1/orders 201 created order ${Math.floor(r() * 1e6)} for customer ${Math.floor(r() * 5000)}`,
+  (r: () => number) => `connection to db-${Math.floor(r() * 4)}.internal:5432 timed out after ${Math.floor(r() * 30)}s, retrying`,
+  (r: () => number) => `cache miss for key session:${Math.floor(r() * 1e5).toString(16)}`,
+  (r: () => number) => `worker ${Math.floor(r() * 16)} processed batch of ${Math.floor(r() * 500)} events in ${(r() * 100).toFixed(1)}ms`,
+];
+
+function makeLogs(n: number, startMs: number, r: () => number): LogRecord[] {
+  const services = ['api', 'web', 'db', 'auth', 'billing', 'search', 'cart', 'mail'];
+  const levels = ['info', 'info', 'info', 'warn', 'error', 'debug'];
+  const streams: Record<string, string>[] = [];
+  for (const s of services) for (const l of levels) streams.push({ svc_stream: 'logs', service: s, level: l, host: `node-${s.length}` });
+  const out: LogRecord[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    out[i] = {
+      timestampNs: BigInt(startMs + Math.floor(i / 10)) * 1_000_000n + BigInt(i % 10) * 1000n,
+      message: messages[i % messages.length]!(r),
+      labels: streams[Math.floor(r() * streams.length)]!,
+      facets: i % 4 === 0 ? { duration_ms: Math.floor(r() * 1000), user: `u${Math.floor(r() * 100)}` } : {},
+    };
+  }
+  return out;
+}
+
+async function benchMetricAppend(): Promise<number> {
+  const rates: number[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    const dir = tmp();
+    const b = open(dir);
+    const { samples, ms } = await fill(b, Math.round(10_000 * scale) || 1000, 200, 10);
+    rates.push(samples / (ms / 1000));
+    await b.close();
+    rmSync(dir, { recursive: true, force: true });
+    gc();
+  }
+  return median(rates);
+}
+
+async function benchCompactedAndSelect(): Promise<{ bytesPerSample: number; selectMs: number; samples: number }> {
+  const dir = tmp();
+  const b = open(dir);
+  const nSeries = 1000;
+  const perSeries = small ? 5760 / 4 : 5760; // one day at 15 s
+  const { samples } = await fill(b, nSeries, perSeries, 240);
+  await b.maintenance({ flush: true, now: T0 + 2 * DAY });
+  await b.maintenance({ flush: false, now: T0 + 2 * DAY });
+  const st = b.metrics.stats();
+  const bytesPerSample = st.segmentBytes / samples;
+  const times: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t = performance.now();
+    let n = 0;
+    for await (const s of b.metrics.select([{ name: '__name__', op: '=~', value: 'metric_.*' }], T0, T0 + DAY)) n += s.timestamps.length;
+    times.push(performance.now() - t);
+    if (n !== samples) throw new Error(`select returned ${n} of ${samples}`);
+  }
+  await b.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { bytesPerSample, selectMs: median(times), samples };
+}
+
+async function benchHeadMemory(): Promise<number> {
+  const dir = tmp();
+  const b = open(dir);
+  gc();
+  const before = process.memoryUsage().heapUsed;
+  const n = Math.round(100_000 * scale);
+  // 30 minutes at 15 s per series (a partly filled head chunk, as in steady state).
+  await fill(b, n, 120, 120, 5000);
+  await b.flush();
+  gc();
+  const per = (process.memoryUsage().heapUsed - before) / n;
+  await b.close();
+  rmSync(dir, { recursive: true, force: true });
+  return per;
+}
+
+async function benchLogs(): Promise<{ rate: number; ratio: number }> {
+  const rates: number[] = [];
+  let ratio = 0;
+  for (let run = 0; run < RUNS; run++) {
+    const dir = tmp();
+    const b = open(dir, { logsMaxHeadRecords: 10_000_000 });
+    const n = Math.round(1_000_000 * scale);
+    const recs = makeLogs(n, T0, rng(7));
+    let raw = 0;
+    for (const r of recs) raw += JSON.stringify({ ts: String(r.timestampNs), message: r.message, labels: r.labels, ...r.facets }).length + 1;
+    const t = performance.now();
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < n; i += 1000) pending.push(b.logs.append(recs.slice(i, i + 1000)));
+    await Promise.all(pending);
+    rates.push(n / ((performance.now() - t) / 1000));
+    await b.maintenance({ flush: true, now: T0 });
+    ratio = b.logs.stats().segmentBytes / raw;
+    await b.close();
+    rmSync(dir, { recursive: true, force: true });
+    gc();
+  }
+  return { rate: median(rates), ratio };
+}
+
+async function benchRestart(): Promise<{ ms: number; samples: number; logs: number }> {
+  const dir = tmp();
+  const a = open(dir);
+  const nSeries = Math.round(10_000 * scale);
+  const { samples } = await fill(a, nSeries, 1000, 100);
+  const nLogs = Math.round(5_000_000 * scale);
+  const r = rng(3);
+  for (let i = 0; i < nLogs; i += 100_000) {
+    const recs = makeLogs(Math.min(100_000, nLogs - i), T0 + i, r);
+    const pending: Promise<void>[] = [];
+    for (let k = 0; k < recs.length; k += 1000) pending.push(a.logs.append(recs.slice(k, k + 1000)));
+    await Promise.all(pending);
+  }
+  await a.flush(); // no clean close: the heads stay in the WAL, as after a crash
+  gc();
+  const times: number[] = [];
+  for (let i = 0; i < Math.min(RUNS, 3); i++) {
+    const t = performance.now();
+    const b = open(dir);
+    times.push(performance.now() - t);
+    const st = b.metrics.stats();
+    if (i === 0) console.log(`  restart state: ${st.series} series, ${st.headSamples} head samples, ${st.segments} metric segments, ${b.logs.stats().records} head log records, ${b.logs.stats().segments} log segments`);
+    gc();
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return { ms: median(times), samples, logs: nLogs };
+}
+
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+console.log(`embedded storage bench${small ? ' (--small)' : ''}, ${RUNS} runs, node ${process.version}`);
+const appendRate = await benchMetricAppend();
+console.log(`metric append:            ${fmt(appendRate)} samples/s`);
+const cs = await benchCompactedAndSelect();
+console.log(`compacted metric storage: ${fmt(cs.bytesPerSample)} bytes/sample (${fmt(cs.samples)} samples)`);
+console.log(`select 1,000 series × ${small ? '6 h' : '1 day'} @15 s from segments: ${fmt(cs.selectMs)} ms`);
+const head = await benchHeadMemory();
+console.log(`head memory:              ${fmt(head)} bytes/active series`);
+const lg = await benchLogs();
+console.log(`log append:               ${fmt(lg.rate)} records/s`);
+console.log(`log on-disk size:         ${fmt(lg.ratio * 100)}% of raw NDJSON`);
+const rs = await benchRestart();
+console.log(`restart (${fmt(rs.samples)} samples + ${fmt(rs.logs)} log lines): ${fmt(rs.ms)} ms`);
+console.log(
+  JSON.stringify({
+    bench: 'storage',
+    small,
+    metricAppendSamplesPerSec: Math.round(appendRate),
+    bytesPerSample: Number(cs.bytesPerSample.toFixed(3)),
+    selectMs: Number(cs.selectMs.toFixed(1)),
+    headBytesPerSeries: Math.round(head),
+    logAppendRecordsPerSec: Math.round(lg.rate),
+    logSizeVsNdjson: Number(lg.ratio.toFixed(4)),
+    restartMs: Math.round(rs.ms),
+  }),
+);
+process.exit(0);
