@@ -4,6 +4,7 @@ import type { BinaryExpr, VectorMatching } from '../parser/ast.js';
 import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
 import { histAddSub, histEqual, histScale } from './histogram.js';
+import { histTrim } from './trim.js';
 import { dropMetricName, keyOf, labelsString, signature, sortLabels, METRIC_NAME } from './labels.js';
 import { ABSENT, FLOAT, HIST, newSeries, setHist, type ScalarValue, type StepSeries, type Value, type VectorValue } from './values.js';
 
@@ -59,6 +60,12 @@ const elem: Elem = { keep: false, v: 0 };
 function elemOp(ev: Evaluator, e: BinaryExpr, a: number, ah: FloatHistogram | undefined, b: number, bh: FloatHistogram | undefined): Elem {
   const op = e.op;
   elem.h = undefined;
+  if (op === '</' || op === '>/') {
+    // Trim operators apply to a histogram on the left and a float cutoff on the right.
+    elem.keep = !!ah && !bh;
+    if (ah && !bh) elem.h = histTrim(ah, b, op === '</');
+    return elem;
+  }
   if (!ah && !bh) {
     if (CMP.has(op)) {
       elem.keep = cmp(op, a, b);
@@ -137,7 +144,8 @@ export async function evalBinary(ev: Evaluator, e: BinaryExpr, steps: Steps): Pr
 
 function vectorScalar(ev: Evaluator, e: BinaryExpr, v: VectorValue, s: ScalarValue, swap: boolean, n: number): VectorValue {
   const isCmp = CMP.has(e.op);
-  const drop = !isCmp || e.returnBool;
+  // Comparisons (as filters) and trim operators keep the metric name.
+  const drop = !(isCmp || e.op === '</' || e.op === '>/') || e.returnBool;
   for (const x of v.series) {
     for (let i = 0; i < n; i++) {
       const st = x.has[i];

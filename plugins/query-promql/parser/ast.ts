@@ -123,6 +123,9 @@ export type BinaryOp =
   | '<'
   | '>='
   | '<='
+  /** Native histogram trim operators: keep observations below / above the cutoff. */
+  | '</'
+  | '>/'
   | 'and'
   | 'or'
   | 'unless';

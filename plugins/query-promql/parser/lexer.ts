@@ -45,7 +45,7 @@ const isDigit = (c: string) => c >= '0' && c <= '9';
 const isIdentStart = (c: string) => (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_' || c === ':';
 const isIdentChar = (c: string) => isIdentStart(c) || isDigit(c);
 
-const OPS = ['==', '!=', '>=', '<=', '=~', '!~', '+', '-', '*', '/', '%', '^', '>', '<', '='];
+const OPS = ['==', '!=', '>=', '<=', '</', '>/', '=~', '!~', '+', '-', '*', '/', '%', '^', '>', '<', '='];
 
 /** Parses a Prometheus duration like `1h30m` or `500ms` into ms; null when invalid. */
 export function parseDurationMs(s: string): number | null {

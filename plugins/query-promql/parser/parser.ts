@@ -40,6 +40,8 @@ const BIN_PREC: Record<string, number> = {
   '/': 5,
   '%': 5,
   atan2: 5,
+  '</': 5,
+  '>/': 5,
   '^': 6,
 };
 
