@@ -129,14 +129,28 @@ export function histogramFraction(lower: number, upper: number, h: FloatHistogra
   if (h.count === 0 || lower !== lower || upper !== upper) return NaN;
   if (lower >= upper) return 0;
   let rank = 0;
-  const interp = (b: { lo: number; hi: number; count: number }, v: number): number => {
-    if (v <= b.lo) return 0;
-    if (v >= b.hi) return b.count;
-    if (h.schema === CUSTOM_SCHEMA || b.lo <= 0 || b.hi <= 0) {
-      if (b.lo === -Infinity || b.hi === Infinity) return 0;
-      return (b.count * (v - b.lo)) / (b.hi - b.lo);
+  const custom = h.schema === CUSTOM_SCHEMA;
+  // The zero bucket holds only non-negative (non-positive) observations when the histogram has
+  // no negative (positive) buckets.
+  const hasPos = h.positiveBuckets.some((x) => x !== 0);
+  const hasNeg = h.negativeBuckets.some((x) => x !== 0);
+  const interp = (b: { lo: number; hi: number; count: number; boundary: number }, v: number): number => {
+    let lo = b.lo;
+    let hi = b.hi;
+    const zero = !custom && b.boundary === 3;
+    if (zero) {
+      if (hasPos && !hasNeg) lo = 0;
+      else if (hasNeg && !hasPos) hi = 0;
     }
-    return (b.count * (Math.log(v) - Math.log(b.lo))) / (Math.log(b.hi) - Math.log(b.lo));
+    if (v <= lo) return 0;
+    if (v >= hi) return b.count;
+    if (custom || zero) {
+      if (lo === -Infinity || hi === Infinity) return 0;
+      return (b.count * (v - lo)) / (hi - lo);
+    }
+    // Exponential buckets interpolate in log space (on magnitudes for negative buckets).
+    if (hi <= 0) return (b.count * Math.log(lo / v)) / Math.log(lo / hi);
+    return (b.count * (Math.log(v) - Math.log(lo))) / (Math.log(hi) - Math.log(lo));
   };
   for (const b of allBuckets(h)) {
     rank += interp(b, upper) - interp(b, lower);
