@@ -22,6 +22,8 @@ import ingestCloudStream from './ingest-cloud-stream/index.js';
 import apiPrometheus from './api-prometheus/index.js';
 import apiCardinality from './api-cardinality/index.js';
 import queryPromql from './query-promql/index.js';
+import hydration from './hydration/index.js';
+import archiver from './archiver/index.js';
 
 export const firstPartyPlugins: PluginDefinition[] = [
   ...backendPlugins,
@@ -43,4 +45,6 @@ export const firstPartyPlugins: PluginDefinition[] = [
   apiPrometheus,
   apiCardinality,
   queryPromql,
+  hydration,
+  archiver,
 ];
