@@ -64,7 +64,7 @@ function valueGen(kind: number, r: () => number): (i: number) => number {
 }
 
 /** Appends `days` of 15 s samples for `series`, in batches of `perBatch` samples per series. */
-async function fill(b: EmbeddedBackend, nSeries: number, samplesPerSeries: number, perBatch: number, seriesPerBatch = 2000): Promise<{ samples: number; ms: number }> {
+async function fill(b: EmbeddedBackend, nSeries: number, samplesPerSeries: number, perBatch: number, seriesPerBatch = 2000, startJ = 0): Promise<{ samples: number; ms: number }> {
   const series = makeSeries(nSeries);
   const r = rng(42);
   const gens = series.map((s) => valueGen(s.kind, r));
@@ -72,12 +72,12 @@ async function fill(b: EmbeddedBackend, nSeries: number, samplesPerSeries: numbe
   // back to back (as concurrent ingest requests would), awaiting all acknowledgements.
   let samples = 0;
   const batches: MetricSeriesInput[][] = [];
-  for (let k = 0; k < samplesPerSeries; k += perBatch) {
+  for (let k = startJ; k < startJ + samplesPerSeries; k += perBatch) {
     for (let s0 = 0; s0 < nSeries; s0 += seriesPerBatch) {
       const batch: MetricSeriesInput[] = [];
       for (let s = s0; s < Math.min(nSeries, s0 + seriesPerBatch); s++) {
         const smp = [];
-        for (let j = k; j < Math.min(samplesPerSeries, k + perBatch); j++) smp.push({ t: T0 + j * 15_000 + (j % 3 === 0 ? 1 : 0), v: gens[s]!(j) });
+        for (let j = k; j < Math.min(startJ + samplesPerSeries, k + perBatch); j++) smp.push({ t: T0 + j * 15_000 + (j % 3 === 0 ? 1 : 0), v: gens[s]!(j) });
         batch.push({ labels: series[s]!.labels, samples: smp });
         samples += smp.length;
       }
@@ -197,10 +197,18 @@ async function benchRestart(): Promise<{ ms: number; samples: number; logs: numb
   const dir = tmp();
   const a = open(dir);
   const nSeries = Math.round(10_000 * scale);
-  const { samples } = await fill(a, nSeries, 1000, 100);
+  // 80% of the samples and 94% of the log lines end in segments, the rest only in the WAL.
+  let { samples } = await fill(a, nSeries, 800, 100);
+  await a.maintenance({ flush: true, now: T0 });
+  samples += (await fill(a, nSeries, 200, 100, 2000, 800)).samples;
   const nLogs = Math.round(5_000_000 * scale);
   const r = rng(3);
+  let flushed = false;
   for (let i = 0; i < nLogs; i += 100_000) {
+    if (!flushed && i >= nLogs - Math.round(300_000 * scale)) {
+      flushed = true;
+      await a.maintenance({ flush: true, now: T0 });
+    }
     const recs = makeLogs(Math.min(100_000, nLogs - i), T0 + i, r);
     const pending: Promise<void>[] = [];
     for (let k = 0; k < recs.length; k += 1000) pending.push(a.logs.append(recs.slice(k, k + 1000)));
