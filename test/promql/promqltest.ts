@@ -11,7 +11,7 @@ import { compileRegex } from '../../kernel/matchers.js';
 import { PromQLEngine, type PromResult } from '../../plugins/query-promql/index.js';
 import { parseDurationMs } from '../../plugins/query-promql/parser/lexer.js';
 import { keyOf, labelsString } from '../../plugins/query-promql/engine/labels.js';
-import { expand } from '../../plugins/query-promql/engine/histogram.js';
+import { expand, histAddSub, histScale } from '../../plugins/query-promql/engine/histogram.js';
 
 export interface CaseResult {
   file: string;
@@ -220,6 +220,11 @@ function parseHistogram(body: string): FloatHistogram {
 }
 
 function addHist(a: FloatHistogram, b: FloatHistogram, k: number): FloatHistogram {
+  if (a.schema !== b.schema) {
+    // Different resolutions: the sum is at the lower one (as Prometheus' FloatHistogram.Add).
+    const r = histAddSub(a, histScale(b, k), 1);
+    if (r.h) return { ...r.h, counterResetHint: a.counterResetHint };
+  }
   const pa = expand(a.positiveSpans, a.positiveBuckets);
   const pb = expand(b.positiveSpans, b.positiveBuckets);
   const na = expand(a.negativeSpans, a.negativeBuckets);

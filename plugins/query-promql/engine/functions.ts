@@ -9,6 +9,7 @@ import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
 import { histAddSub, histScale, histIsReset, CUSTOM_SCHEMA } from './histogram.js';
 import { evalHistogramFunction } from './histfuncs.js';
+import { evalInfo } from './info.js';
 import { ANCHORED_FUNCS, SMOOTHED_FUNCS, anchoredPoints, extendedRate, type ExtCtx } from './extended.js';
 import { dropMetricName, isValidLabelName, keyOf, labelsString, sortLabels, METRIC_NAME } from './labels.js';
 import { kahanInc, quantile } from './mathutil.js';
@@ -262,8 +263,7 @@ export async function evalCall(ev: Evaluator, call: Call, steps: Steps): Promise
     case 'histogram_stdvar':
       return evalHistogramFunction(ev, call, steps);
     case 'info': {
-      // info() without an info metric store join: returns the input unchanged (see docs).
-      return ev.evalVector(args[0]!, steps);
+      return evalInfo(ev, call, steps);
     }
     case 'start_timestamp':
       throw new PromQLExecutionError('start_timestamp() is not supported');

@@ -110,6 +110,8 @@ const TYPE_NAME: Record<ValueType, string> = {
 class Parser {
   private toks: Token[];
   private i = 0;
+  /** info()'s data-label selector may consist of matchers that all match the empty string. */
+  private allowEmptySelector = false;
   constructor(private readonly input: string) {
     this.toks = lex(input);
   }
@@ -528,7 +530,12 @@ class Parser {
     const args: Expr[] = [];
     if (this.peek().kind !== ')') {
       for (;;) {
-        args.push(this.parseExpr(0));
+        this.allowEmptySelector = name === 'info' && args.length === 1;
+        try {
+          args.push(this.parseExpr(0));
+        } finally {
+          this.allowEmptySelector = false;
+        }
         const s = this.peek();
         if (s.kind === ',') {
           this.next();
@@ -650,7 +657,7 @@ class Parser {
       const re = compileAnchoredRegex(m.value);
       return m.op === '=~' ? !re.matches('') : re.matches('');
     });
-    if (!nonEmpty) this.fail(start, 'vector selector must contain at least one non-empty matcher');
+    if (!nonEmpty && !this.allowEmptySelector) this.fail(start, 'vector selector must contain at least one non-empty matcher');
     const vs: VectorSelector = { type: 'VectorSelector', name: name ?? '', matchers, offset: 0, pos: { start, end } };
     return vs;
   }
