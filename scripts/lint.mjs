@@ -21,6 +21,8 @@ function check(file) {
   const lines = readFileSync(file, 'utf8').split('\n');
   lines.forEach((line, i) => {
     const where = `${relative(root, file)}:${i + 1}`;
+    // Block-comment lines and line comments are prose, not code.
+    if (/^\s*(\*|\/\*)/.test(line)) return;
     const code = line.replace(/\/\/.*$/, '');
     if (/(:\s*any\b|\bas any\b|<any>)/.test(code)) problems.push(`${where}: 'any' type`);
     if (/\bRegExp\s*\(/.test(code) && !line.includes('lint-allow-regexp'))
