@@ -252,6 +252,36 @@ function addHist(a: FloatHistogram, b: FloatHistogram, k: number): FloatHistogra
   };
 }
 
+/** Start-timestamp offsets: `_`, `_xN`, `<dur>`, `<dur>xN`, `<dur>±<dur>xN` (null = no ST). */
+function parseStOffsets(s: string): (number | null)[] {
+  const out: (number | null)[] = [];
+  const dur = (x: string): number => {
+    const neg = x.startsWith('-');
+    const body = x.replace(/^[-+]/, '');
+    const ms = body === '0' ? 0 : parseDurationMs(body);
+    if (ms === null) throw new Error(`bad start timestamp offset ${x}`);
+    return neg ? -ms : ms;
+  };
+  for (const tok of s.split(/\s+/).filter(Boolean)) {
+    if (tok === '_') {
+      out.push(null);
+      continue;
+    }
+    let m = /^_x(\d+)$/.exec(tok);
+    if (m) {
+      for (let i = 0; i < Number(m[1]); i++) out.push(null);
+      continue;
+    }
+    m = /^([-+]?[0-9a-z]+?)(?:([-+])([0-9a-z]+?))?(?:x(\d+))?$/.exec(tok);
+    if (!m) throw new Error(`bad start timestamp offset ${tok}`);
+    const a = dur(m[1]!);
+    const b = m[2] ? dur(m[3]!) * (m[2] === '-' ? -1 : 1) : 0;
+    const reps = m[4] === undefined ? 1 : Number(m[4]) + 1;
+    for (let i = 0; i < reps; i++) out.push(a + i * b);
+  }
+  return out;
+}
+
 /** Expands a value list (`1+2x3 _ stale {{...}}x2`). */
 export function parseValues(s: string): Val[] {
   const out: Val[] = [];
@@ -378,16 +408,26 @@ export async function runTestFile(file: string, text: string, opts: RunOptions =
       const interval = parseTime(raw.split(/\s+/)[1]!);
       const end = blockEnd(i + 1);
       const input: MetricSeriesInput[] = [];
+      let sts: (number | null)[] | null = null;
       for (let j = i + 1; j < end; j++) {
-        // `metric{...}@st <offsets>` start-timestamp lines are not supported (see docs/promql.md).
-        if (/^[^\s]*\}?@st\s/.test(lines[j]!.trim()) || /@st\s/.test(lines[j]!.split(/\s+/).slice(0, 2).join(' '))) continue;
-        const { labels, rest } = parseSeriesDesc(lines[j]!.trim());
+        const line = lines[j]!.trim();
+        // `metric{...}@st <offsets>`: start timestamps (ST - T) for the series on the next line.
+        const stm = /^(\S*?\}?)@st\s+(.*)$/.exec(line);
+        if (stm) {
+          sts = parseStOffsets(stm[2]!);
+          continue;
+        }
+        const { labels, rest } = parseSeriesDesc(line);
         const vals = parseValues(rest);
         const samples: Sample[] = [];
         vals.forEach((v, k) => {
           if (v.skip) return;
-          samples.push(v.h ? { t: k * interval, v: 0, h: v.h } : { t: k * interval, v: v.v });
+          const smp: Sample = v.h ? { t: k * interval, v: 0, h: v.h } : { t: k * interval, v: v.v };
+          const off = sts?.[k];
+          if (off !== undefined && off !== null) smp.st = k * interval + off;
+          samples.push(smp);
         });
+        sts = null;
         input.push({ labels, samples });
       }
       if (cmd === 'load_with_nhcb') input.push(...nhcbFrom(input));

@@ -317,7 +317,12 @@ export class Evaluator {
     return this.evalVectorSelector(vs, steps, true);
   }
 
-  async evalVectorSelector(vs: VectorSelector, steps: Steps, wantTs = false): Promise<VectorValue> {
+  /** start_timestamp(selector): the start time (s; 0 when unknown) of the sample in effect. */
+  evalVectorSelectorSt(vs: VectorSelector, steps: Steps): Promise<VectorValue> {
+    return this.evalVectorSelector(vs, steps, true, true);
+  }
+
+  async evalVectorSelector(vs: VectorSelector, steps: Steps, wantTs = false, wantSt = false): Promise<VectorValue> {
     if (vs.smoothed && !wantTs) return evalSmoothedSelector(this, vs, steps);
     const offset = this.durationMs(vs.offset, vs.offsetExpr);
     const times = this.selectorTimes(vs.at, offset, steps);
@@ -344,7 +349,10 @@ export class Evaluator {
         if (wantTs) {
           const v = vals[k]!;
           if (!h && v !== v && isStaleMarker(v)) continue;
-          s.vals[i] = ts[k]! / 1000;
+          if (wantSt) {
+            const st = ss.startTimestamps?.[k] ?? NaN;
+            s.vals[i] = st !== st ? 0 : st / 1000;
+          } else s.vals[i] = ts[k]! / 1000;
           s.has[i] = FLOAT;
         } else if (h) {
           if (!s.hists) s.hists = new Array(n);
@@ -384,6 +392,7 @@ export class Evaluator {
       let ts = ss.timestamps;
       let vals = ss.values;
       let hs = ss.histograms ?? null;
+      let sts = ss.startTimestamps;
       // Remove staleness markers (rare: scan first, copy only when needed).
       let stale = 0;
       for (let i = 0; i < vals.length; i++) {
@@ -395,6 +404,7 @@ export class Evaluator {
         const nts = new Float64Array(m);
         const nv = new Float64Array(m);
         const nh: (FloatHistogram | undefined)[] | null = hs ? new Array(m) : null;
+        const nst = sts ? new Float64Array(m) : undefined;
         let w = 0;
         for (let i = 0; i < vals.length; i++) {
           const v = vals[i]!;
@@ -402,15 +412,17 @@ export class Evaluator {
           nts[w] = ts[i]!;
           nv[w] = v;
           if (nh) nh[w] = hs![i];
+          if (nst) nst[w] = sts![i]!;
           w++;
         }
         ts = nts;
         vals = nv;
         hs = nh;
+        sts = nst;
       }
       if (ts.length === 0) continue;
       this.addSamples(ts.length);
-      series.push({ labels: ss.labels, ts, vals, hists: hs, dropName: false });
+      series.push({ labels: ss.labels, ts, vals, hists: hs, dropName: false, sts });
     }
     return { kind: 'matrix', series, times, range };
   }

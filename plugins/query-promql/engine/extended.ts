@@ -50,7 +50,7 @@ function view(ts: Float64Array, lo: number, hi: number, w: ExtWin): [number, num
 }
 
 /** changes/resets over an anchored window: the anchor sample (float or histogram, whichever is later) is prepended. */
-export function anchoredPoints(w: ExtWin): { t: number; v: number; h?: FloatHistogram }[] | undefined {
+export function anchoredPoints(w: ExtWin): { t: number; v: number; h?: FloatHistogram; st?: number }[] | undefined {
   if (w.flo === w.fhi && w.hlo === w.hhi) return undefined;
   const minT = w.T - w.range - w.lookback;
   const fa = w.flo > 0 && w.ft[w.flo - 1]! > minT ? w.ft[w.flo - 1]! : -Infinity;

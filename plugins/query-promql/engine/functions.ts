@@ -265,8 +265,17 @@ export async function evalCall(ev: Evaluator, call: Call, steps: Steps): Promise
     case 'info': {
       return evalInfo(ev, call, steps);
     }
-    case 'start_timestamp':
-      throw new PromQLExecutionError('start_timestamp() is not supported');
+    case 'start_timestamp': {
+      // Only a plain selector carries start timestamps; any other expression has none.
+      const a = unwrapParens(args[0]!);
+      if (a.type !== 'VectorSelector') {
+        await ev.evalVector(args[0]!, steps);
+        return { kind: 'vector', series: [] };
+      }
+      const v = await ev.evalVectorSelectorSt(a, steps);
+      for (const s of v.series) ev.dropName(s);
+      return v;
+    }
   }
   // Range-vector functions.
   return evalRangeFunction(ev, call, steps);
@@ -475,6 +484,32 @@ interface Win {
   /** `anchored`/`smoothed` on the range selector (extended.ts). */
   ext?: 'anchored' | 'smoothed';
   lookback: number;
+  /** Start timestamps of the float / histogram samples (NaN = none), when the selector has them. */
+  fst: Float64Array | null;
+  hst: Float64Array | null;
+}
+
+/** A sample's start timestamp; 0 when unknown (Prometheus' convention). */
+function stAt(a: Float64Array | null, i: number): number {
+  if (!a) return 0;
+  const x = a[i]!;
+  return x !== x ? 0 : x;
+}
+
+/** A counter reset signalled by start timestamps (Prometheus' isStartTimestampReset). */
+export function isStReset(prevSt: number, prevT: number, curSt: number, curT: number): boolean {
+  if (curSt === 0 || curSt >= curT) return false;
+  if (curSt < prevT) return false;
+  if (curSt > prevT) return true;
+  // curSt === prevT: a delta sample, unless the previous start time is unknown (or invalid).
+  if (prevSt > prevT) return false;
+  return prevSt !== 0 && prevSt !== prevT;
+}
+
+function stOverlapWarn(w: Win, c: FnCtx, prevSt: number, prevT: number, curSt: number): void {
+  if (curSt !== 0 && curSt < prevT && curSt !== prevSt) {
+    c.ev.warn(`sample has start time that overlaps with previous sample timestamp for metric ${JSON.stringify(w.name)}`, c.call.args[0]!.pos);
+  }
 }
 
 function extCtx(w: Win, c: FnCtx): ExtCtx {
@@ -533,26 +568,34 @@ async function evalRangeFunction(ev: Evaluator, call: Call, steps: Steps): Promi
     let fv = rs.vals;
     let ht = EMPTY_F64;
     let hh: FloatHistogram[] = [];
+    let fst: Float64Array | null = rs.sts ?? null;
+    let hst: Float64Array | null = null;
     if (rs.hists && rs.hists.some((h) => h)) {
       const fT: number[] = [];
       const fV: number[] = [];
       const hT: number[] = [];
+      const fS: number[] = [];
+      const hS: number[] = [];
       for (let i = 0; i < rs.ts.length; i++) {
         const h = rs.hists[i];
         if (h) {
           hT.push(rs.ts[i]!);
           hh.push(h);
+          if (rs.sts) hS.push(rs.sts[i]!);
         } else {
           fT.push(rs.ts[i]!);
           fV.push(rs.vals[i]!);
+          if (rs.sts) fS.push(rs.sts[i]!);
         }
       }
       ft = Float64Array.from(fT);
       fv = Float64Array.from(fV);
       ht = Float64Array.from(hT);
+      fst = rs.sts ? Float64Array.from(fS) : null;
+      hst = rs.sts ? Float64Array.from(hS) : null;
     }
     const name = rs.labels[METRIC_NAME] ?? '';
-    const w: Win = { ft, fv, flo: 0, fhi: 0, ht, hh, hlo: 0, hhi: 0, T: 0, range, stepT: 0, name, ext, lookback: ev.engine.lookback };
+    const w: Win = { ft, fv, flo: 0, fhi: 0, ht, hh, hlo: 0, hhi: 0, T: 0, range, stepT: 0, name, ext, lookback: ev.engine.lookback, fst, hst };
     const s = newSeries(rs.labels, n, rs.dropName);
     let any = false;
     let anyFloat = false;
@@ -623,25 +666,37 @@ function extrapolatedRate(w: Win, c: FnCtx, isCounter: boolean, isRate: boolean)
   let result = 0;
   let rh: FloatHistogram | undefined;
   let firstVal = 0;
-  if (nh > 1) {
+  let firstSt: number;
+  if (nh > 0) {
     numMinusOne = nh - 1;
     firstT = w.ht[w.hlo]!;
     lastT = w.ht[w.hhi - 1]!;
-    const r = histogramRate(w, c, isCounter);
-    if (!r) return undefined;
-    rh = r;
+    if (nh > 1) {
+      const r = histogramRate(w, c, isCounter);
+      if (!r) return undefined;
+      rh = r;
+    }
     firstVal = w.hh[w.hlo]!.count;
-  } else if (nf > 1) {
+    firstSt = stAt(w.hst, w.hlo);
+  } else if (nf > 0) {
     numMinusOne = nf - 1;
     firstT = w.ft[w.flo]!;
     lastT = w.ft[w.fhi - 1]!;
     firstVal = w.fv[w.flo]!;
+    firstSt = stAt(w.fst, w.flo);
     result = w.fv[w.fhi - 1]! - firstVal;
     if (isCounter) {
       let prev = firstVal;
       for (let i = w.flo + 1; i < w.fhi; i++) {
         const cur = w.fv[i]!;
-        if (cur < prev) result += prev;
+        let stReset = false;
+        if (w.fst) {
+          const ps = stAt(w.fst, i - 1);
+          const cs = stAt(w.fst, i);
+          stOverlapWarn(w, c, ps, w.ft[i - 1]!, cs);
+          stReset = isStReset(ps, w.ft[i - 1]!, cs, w.ft[i]!);
+        }
+        if (cur < prev || stReset) result += prev;
         prev = cur;
       }
     }
@@ -650,20 +705,37 @@ function extrapolatedRate(w: Win, c: FnCtx, isCounter: boolean, isRate: boolean)
   const rangeEnd = w.T;
   let durationToStart = (firstT - rangeStart) / 1000;
   let durationToEnd = (rangeEnd - lastT) / 1000;
-  const sampled = (lastT - firstT) / 1000;
-  const avg = sampled / numMinusOne;
+  let sampled = (lastT - firstT) / 1000;
+  const avg = numMinusOne > 0 ? sampled / numMinusOne : 0;
   const threshold = avg * 1.1;
-  if (durationToStart >= threshold) durationToStart = avg / 2;
-  if (isCounter) {
-    let durationToZero = durationToStart;
-    if (!rh && result > 0 && firstVal >= 0) durationToZero = sampled * (firstVal / result);
-    else if (rh && rh.count > 0 && firstVal >= 0) durationToZero = sampled * (firstVal / rh.count);
-    if (durationToZero < durationToStart) durationToStart = durationToZero;
+  if (isCounter && firstSt !== 0 && firstSt > rangeStart && firstSt < firstT) {
+    // The first sample's start time lies in the range: assume a zero sample there instead of
+    // extrapolating to the left.
+    durationToStart = 0;
+    sampled = (lastT - firstSt) / 1000;
+    if (nh > 0) {
+      if (!rh) rh = { ...w.hh[w.hlo]! };
+      else {
+        const a = histAddSub(rh, w.hh[w.hlo]!, 1);
+        if (a.incompatible || !a.h) return undefined;
+        rh = { ...a.h, counterResetHint: rh.counterResetHint };
+      }
+    } else result += firstVal;
+  } else if (numMinusOne === 0) {
+    return undefined;
+  } else {
+    if (durationToStart >= threshold) durationToStart = avg / 2;
+    if (isCounter) {
+      let durationToZero = durationToStart;
+      if (!rh && result > 0 && firstVal >= 0) durationToZero = sampled * (firstVal / result);
+      else if (rh && rh.count > 0 && firstVal >= 0) durationToZero = sampled * (firstVal / rh.count);
+      if (durationToZero < durationToStart) durationToStart = durationToZero;
+    }
   }
   if (durationToEnd >= threshold) durationToEnd = avg / 2;
-  let factor = (sampled + durationToStart + durationToEnd) / sampled;
+  let factor = sampled !== 0 ? (sampled + durationToStart + durationToEnd) / sampled : 1;
   if (isRate) factor /= w.range / 1000;
-  if (rh) return histScale(rh, factor);
+  if (rh) return { ...histScale(rh, factor), counterResetHint: 'gauge' };
   return result * factor;
 }
 
@@ -697,7 +769,8 @@ function histogramRate(w: Win, c: FnCtx, isCounter: boolean): FloatHistogram | u
     let prev = first;
     for (let i = w.hlo + 1; i < w.hhi; i++) {
       const cur = w.hh[i]!;
-      if (histIsReset(prev, cur)) {
+      const stReset = !!w.hst && isStReset(stAt(w.hst, i - 1), w.ht[i - 1]!, stAt(w.hst, i), w.ht[i]!);
+      if (stReset || histIsReset(prev, cur)) {
         const a = histAddSub(res, prev, 1);
         if (a.h) res = a.h;
       }
@@ -714,7 +787,7 @@ function instantValue(w: Win, c: FnCtx, isRate: boolean): RangeOut {
   const nh = w.hhi - w.hlo;
   // The last two samples regardless of type.
   if (nf + nh < 2) return undefined;
-  type P = { t: number; v: number; h?: FloatHistogram };
+  type P = { t: number; v: number; h?: FloatHistogram; st: number };
   const pts: P[] = [];
   const lastF = nf > 0 ? w.ft[w.fhi - 1]! : -Infinity;
   const lastH = nh > 0 ? w.ht[w.hhi - 1]! : -Infinity;
@@ -725,10 +798,10 @@ function instantValue(w: Win, c: FnCtx, isRate: boolean): RangeOut {
     const tf = fi >= w.flo ? w.ft[fi]! : -Infinity;
     const th = hi >= w.hlo ? w.ht[hi]! : -Infinity;
     if (tf >= th) {
-      pts.unshift({ t: tf, v: w.fv[fi]! });
+      pts.unshift({ t: tf, v: w.fv[fi]!, st: stAt(w.fst, fi) });
       fi--;
     } else {
-      pts.unshift({ t: th, v: 0, h: w.hh[hi]! });
+      pts.unshift({ t: th, v: 0, h: w.hh[hi]!, st: stAt(w.hst, hi) });
       hi--;
     }
   }
@@ -736,6 +809,7 @@ function instantValue(w: Win, c: FnCtx, isRate: boolean): RangeOut {
   void lastH;
   const [prev, last] = pts as [P, P];
   const interval = last.t - prev.t;
+  const stReset = isStReset(prev.st, prev.t, last.st, last.t);
   if (interval === 0) return undefined;
   if (!!prev.h !== !!last.h) return mixedWarn(w, c);
   if (last.h && prev.h) {
@@ -747,7 +821,7 @@ function instantValue(w: Win, c: FnCtx, isRate: boolean): RangeOut {
       c.ev.warn(`this native histogram metric is not a gauge: ${JSON.stringify(w.name)}`, pos);
     }
     let res: FloatHistogram;
-    if (isRate && histIsReset(prev.h, last.h)) res = last.h;
+    if (isRate && (stReset || histIsReset(prev.h, last.h))) res = last.h;
     else {
       const r = histAddSub(last.h, prev.h, -1);
       if (r.incompatible) {
@@ -761,7 +835,7 @@ function instantValue(w: Win, c: FnCtx, isRate: boolean): RangeOut {
     return { ...res, counterResetHint: 'gauge' };
   }
   let r = last.v - prev.v;
-  if (isRate && last.v < prev.v) r = last.v;
+  if (isRate && (last.v < prev.v || stReset)) r = last.v;
   if (isRate) r /= interval / 1000;
   return r;
 }
@@ -900,10 +974,11 @@ const RANGE_FUNCS: Record<string, (w: Win, c: FnCtx) => RangeOut> = {
     for (let i = 1; i < pts.length; i++) {
       const p = pts[i - 1]!;
       const q = pts[i]!;
+      const stReset = isStReset(p.st ?? 0, p.t, q.st ?? 0, q.t);
       if (p.h && q.h) {
-        if (histIsReset(p.h, q.h)) resets++;
+        if (stReset || histIsReset(p.h, q.h)) resets++;
       } else if (!p.h && !q.h) {
-        if (q.v < p.v) resets++;
+        if (q.v < p.v || stReset) resets++;
       } else resets++;
     }
     return resets;
@@ -1055,16 +1130,16 @@ function histSame(a: FloatHistogram, b: FloatHistogram): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-function mergedPoints(w: Win): { t: number; v: number; h?: FloatHistogram }[] {
-  const out: { t: number; v: number; h?: FloatHistogram }[] = [];
+function mergedPoints(w: Win): { t: number; v: number; h?: FloatHistogram; st?: number }[] {
+  const out: { t: number; v: number; h?: FloatHistogram; st?: number }[] = [];
   let i = w.flo;
   let j = w.hlo;
   while (i < w.fhi || j < w.hhi) {
     if (j >= w.hhi || (i < w.fhi && w.ft[i]! <= w.ht[j]!)) {
-      out.push({ t: w.ft[i]!, v: w.fv[i]! });
+      out.push({ t: w.ft[i]!, v: w.fv[i]!, st: stAt(w.fst, i) });
       i++;
     } else {
-      out.push({ t: w.ht[j]!, v: 0, h: w.hh[j]! });
+      out.push({ t: w.ht[j]!, v: 0, h: w.hh[j]!, st: stAt(w.hst, j) });
       j++;
     }
   }

@@ -43,6 +43,8 @@ export interface RangeSeries {
   vals: Float64Array;
   hists: (FloatHistogram | undefined)[] | null;
   dropName: boolean;
+  /** Start timestamps (ms, NaN = none) of raw selector samples; subqueries carry none. */
+  sts?: Float64Array;
 }
 
 /** A range vector: raw points plus, per step, the window (times[i] - range, times[i]]. */
