@@ -3,7 +3,7 @@ import type { FloatHistogram, Labels } from '../../../kernel/models.js';
 import type { AggregateExpr } from '../parser/ast.js';
 import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
-import { histAddSub, histScale } from './histogram.js';
+import { histAddSub, histScale, histString } from './histogram.js';
 import { isValidLabelName, keyOf, sortLabels, METRIC_NAME, isMetadataLabel } from './labels.js';
 import { formatFloat, kahanInc, quantile } from './mathutil.js';
 import { ABSENT, FLOAT, HIST, newSeries, setHist, type StepSeries, type VectorValue } from './values.js';
@@ -85,8 +85,8 @@ export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Step
       for (const g of order) {
         for (let i = 0; i < n; i++) {
           for (const s of g.members) {
-            if (s.has[i] !== FLOAT) continue;
-            const str = formatFloat(s.vals[i]!);
+            if (s.has[i] === ABSENT) continue;
+            const str = s.has[i] === HIST ? histString(s.hists![i]!) : formatFloat(s.vals[i]!);
             const lab = sortLabels({ ...g.labels, [strParam]: str });
             const key = keyOf(lab);
             let o = byVal.get(key);

@@ -248,3 +248,23 @@ export function histIsReset(prev: FloatHistogram, cur: FloatHistogram): boolean 
   return cmp(reduce(expand(prev.positiveSpans, prev.positiveBuckets), d), expand(cur.positiveSpans, cur.positiveBuckets)) ||
     cmp(reduce(expand(prev.negativeSpans, prev.negativeBuckets), d), expand(cur.negativeSpans, cur.negativeBuckets));
 }
+
+/** Go's %v for a float64 as Prometheus prints it in histogram strings. */
+function goFloat(x: number): string {
+  if (x === Infinity) return '+Inf';
+  if (x === -Infinity) return '-Inf';
+  if (x !== x) return 'NaN';
+  return String(x);
+}
+
+/** Prometheus' FloatHistogram.String(): `{count:N, sum:S, [lo,hi):c, ...}` (non-empty buckets only). */
+export function histString(h: FloatHistogram): string {
+  let out = `{count:${goFloat(h.count)}, sum:${goFloat(h.sum)}`;
+  for (const b of allBuckets(h)) {
+    if (b.count === 0) continue;
+    const open = b.boundary === 1 || b.boundary === 3 ? '[' : '(';
+    const close = b.boundary === 0 || b.boundary === 3 ? ']' : ')';
+    out += `, ${open}${goFloat(b.lo)},${goFloat(b.hi)}${close}:${goFloat(b.count)}`;
+  }
+  return out + '}';
+}
