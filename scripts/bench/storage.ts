@@ -207,7 +207,7 @@ async function benchRestart(): Promise<{ ms: number; samples: number; logs: numb
   for (let i = 0; i < nLogs; i += 100_000) {
     if (!flushed && i >= nLogs - Math.round(300_000 * scale)) {
       flushed = true;
-      await a.maintenance({ flush: true, now: T0 });
+      await a.logs.serial(() => a.logs.flushHead()); // logs only: the metric head stays in the WAL
     }
     const recs = makeLogs(Math.min(100_000, nLogs - i), T0 + i, r);
     const pending: Promise<void>[] = [];
