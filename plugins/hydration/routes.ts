@@ -99,7 +99,7 @@ export function registerHydrationRoutes(ctx: PluginContext, deps: HydrationRoute
       if (!res.before) throw jobError(op, jobId, undefined, 'no such job');
       if (!res.allowed) throw jobError(op, jobId, res.before.jobStatus, CONTROL_TEXT[op].need);
       if (op === 'resume') deps.runner().drive(jobId);
-      else deps.runner().poke(jobId);
+      else if (res.recordsUpdated > 0) await deps.runner().settle(jobId);
       return {
         jobId,
         // The status the job had when the request arrived (SPEC.md "States and transitions").

@@ -38,6 +38,8 @@ interface Active {
   interrupt: boolean;
   /** Wakes a throttling sleep early. */
   alarm?: () => void;
+  /** Called when the current pass ends (see {@link JobRunner.settle}). */
+  waiters: (() => void)[];
   done: Promise<void>;
 }
 
@@ -61,13 +63,17 @@ export class JobRunner {
       this.poke(jobId);
       return;
     }
-    const entry: Active = { wake: false, interrupt: false, done: Promise.resolve() };
+    const entry: Active = { wake: false, interrupt: false, waiters: [], done: Promise.resolve() };
     this.active.set(jobId, entry);
     entry.done = (async () => {
       try {
         do {
           entry.wake = false;
-          await this.runOnce(jobId, entry);
+          try {
+            await this.runOnce(jobId, entry);
+          } finally {
+            for (const w of entry.waiters.splice(0)) w();
+          }
         } while (entry.wake && !this.stopping);
       } catch (e) {
         this.o.logger.error('hydration worker crashed', { jobId, err: e });
@@ -85,16 +91,29 @@ export class JobRunner {
     a.alarm?.();
   }
 
+  /**
+   * After pause or cancel: resolves once the job's worker has seen the new status and saved its
+   * progress (at most one batch later), so the answer to the request is the job's final state;
+   * gives up waiting after `timeoutMs`.
+   */
+  settle(jobId: string, timeoutMs = 10_000): Promise<void> {
+    const a = this.active.get(jobId);
+    if (!a) return Promise.resolve();
+    this.poke(jobId);
+    return new Promise<void>((res) => {
+      const t = setTimeout(res, timeoutMs);
+      a.waiters.push(() => {
+        clearTimeout(t);
+        res();
+      });
+    });
+  }
+
   /** Stops every worker at its next line or batch; their jobs stay resumable. */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const id of this.active.keys()) this.poke(id);
     await Promise.allSettled([...this.active.values()].map((a) => a.done));
-  }
-
-  /** Waits for the job's worker to finish its current pass (tests, shutdown). */
-  async idle(jobId: string): Promise<void> {
-    await this.active.get(jobId)?.done;
   }
 
   private async runOnce(jobId: string, entry: Active): Promise<void> {
