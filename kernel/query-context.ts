@@ -40,3 +40,26 @@ export function createQueryContext(
 export function checkDeadline(ctx: QueryContext): void {
   if (ctx.signal.aborted || Date.now() > ctx.deadline) throw new LookoutError('timeout', 'query timed out');
 }
+
+/**
+ * Runs one query and records its duration in `lookout_query_duration_seconds{language,outcome}`
+ * on /metrics.
+ */
+export async function timeQuery<T>(
+  services: Pick<PluginContext, 'get'>,
+  language: string,
+  fn: () => Promise<T>,
+): Promise<T> {
+  const hist = services
+    .get(Tokens.Metrics)
+    .histogram('lookout_query_duration_seconds', 'Query execution time by language and outcome.');
+  const start = performance.now();
+  let outcome = 'error';
+  try {
+    const out = await fn();
+    outcome = 'ok';
+    return out;
+  } finally {
+    hist.observe({ language, outcome }, (performance.now() - start) / 1000);
+  }
+}

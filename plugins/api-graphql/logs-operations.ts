@@ -3,7 +3,7 @@
  * getLogsWithSvcQl (raw records, cursor pages) and the getLogsWithSvcQlStream subscription.
  * Every one reads inside the principal's `logs` scope.
  */
-import { createQueryContext } from '../../kernel/query-context.js';
+import { createQueryContext, timeQuery } from '../../kernel/query-context.js';
 import { LookoutError } from '../../kernel/errors.js';
 import {
   assertRecordQuery,
@@ -86,7 +86,8 @@ export function logsContribution(opts: LogsOperationOptions): GraphQLContributio
           async resolve(_src, args, ctx) {
             const q = parseSvcQL(checkQueryText(args.query));
             const range = parseRange(args.startTs, args.endTs);
-            const t = await runSvcQLTable(q, range, await runContext(ctx));
+            const runCtx = await runContext(ctx);
+            const t = await timeQuery(ctx.services, 'svcql', () => runSvcQLTable(q, range, runCtx));
             return { ColumnHeaders: t.columns, GroupKeys: t.groupKeys, AggrValues: t.aggrValues, TableResult: t.rows };
           },
         },
@@ -96,7 +97,8 @@ export function logsContribution(opts: LogsOperationOptions): GraphQLContributio
             const q = recordQuery(args.query);
             const range = parseRange(args.startTs, args.endTs);
             const limit = checkLimit(args.limit, 100);
-            return fetchPage(q, range, limit, cursorArg(args.cursor), await runContext(ctx));
+            const runCtx = await runContext(ctx);
+            return timeQuery(ctx.services, 'svcql', () => fetchPage(q, range, limit, cursorArg(args.cursor), runCtx));
           },
         },
       },

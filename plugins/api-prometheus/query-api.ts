@@ -6,7 +6,7 @@
 import { LookoutError, badRequest } from '../../kernel/errors.js';
 import type { RequestContext } from '../../kernel/http/routes.js';
 import type { PluginContext } from '../../kernel/plugin.js';
-import { createQueryContext } from '../../kernel/query-context.js';
+import { createQueryContext, timeQuery } from '../../kernel/query-context.js';
 import {
   PromQLEngine,
   PromQLExecutionError,
@@ -101,7 +101,7 @@ export class QueryApi {
 
   private async run(ectx: PromEvalContext, exec: () => Promise<PromQueryOutput>): Promise<PromQueryOutput> {
     try {
-      return await exec();
+      return await timeQuery(this.plugin, 'promql', exec);
     } catch (e) {
       throw mapEngineError(e, ectx.signal);
     }

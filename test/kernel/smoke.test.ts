@@ -27,6 +27,15 @@ test('/metrics exposes request counters in Prometheus text format', async () => 
   assert.match(text, /lookout_http_requests_total\{route="\/-\/healthy",method="GET",status="200"\} \d+/);
 });
 
+test('/metrics has query durations by language and storage sizes by signal', async () => {
+  const q = await srv.fetch('/api/v1/query?query=vector(1)');
+  assert.is(q.status, 200);
+  const text = await (await srv.fetch('/metrics', { token: null })).text();
+  assert.match(text, /lookout_query_duration_seconds_count\{language="promql",outcome="ok"\} \d+/);
+  assert.match(text, /# TYPE lookout_storage_bytes gauge/);
+  assert.match(text, /lookout_storage_bytes\{signal="metrics"\} \d+/);
+});
+
 test('datasources list the prometheus and tempo datasources', async () => {
   const res = await srv.fetch('/dashboards/api/datasources');
   const body = (await res.json()) as Array<{ uid: string; type: string }>;
