@@ -132,13 +132,18 @@ export class Kernel {
     const baseDir = this.opts.baseDir ?? process.cwd();
     this.bootstrapAdminToken();
     const third: PluginDefinition[] = [];
+    const firstPartyNames = new Set(this.opts.firstParty.map((p) => p.name));
+    const moduleEntries = new Set<string>();
     for (const entry of this.config.plugins) {
-      if (entry !== '*' && !entry.startsWith('-') && isModuleSpecifier(entry)) {
+      if (entry === '*' || entry.startsWith('-')) continue;
+      // A bare name that no first-party plugin has is an npm package name.
+      if (isModuleSpecifier(entry) || !firstPartyNames.has(entry)) {
+        moduleEntries.add(entry);
         third.push(...(await importPluginModule(entry, baseDir)));
       }
     }
     third.push(...(this.opts.extraPlugins ?? []));
-    this.plugins = orderPlugins(selectPlugins(this.config.plugins, this.opts.firstParty, third));
+    this.plugins = orderPlugins(selectPlugins(this.config.plugins, this.opts.firstParty, third, moduleEntries));
     for (const p of this.plugins) await p.register(this.contextFor(p));
     await this.openStorage();
     for (const cfg of this.config.archives) {

@@ -14,7 +14,10 @@ export class PluginLoadError extends Error {
   }
 }
 
-/** An entry of `plugins` that names a module instead of a first-party plugin. */
+/**
+ * An entry of `plugins` that names a module instead of a first-party plugin: a path, a scoped
+ * package, or (decided by the kernel) a bare name that no first-party plugin has.
+ */
 export function isModuleSpecifier(entry: string): boolean {
   return entry.startsWith('.') || entry.startsWith('/') || entry.includes('/') || entry.startsWith('@');
 }
@@ -29,7 +32,9 @@ export async function importPluginModule(spec: string, baseDir: string): Promise
     try {
       url = pathToFileURL(req.resolve(spec)).href;
     } catch {
-      throw new PluginLoadError(`plugin module "${spec}" cannot be found (is it installed?)`);
+      throw new PluginLoadError(
+        `unknown plugin "${spec}": no first-party plugin has that name and no installed npm package either`,
+      );
     }
   }
   let mod: Record<string, unknown>;
@@ -54,6 +59,7 @@ export function selectPlugins(
   entries: readonly string[],
   firstParty: readonly PluginDefinition[],
   thirdParty: readonly PluginDefinition[],
+  moduleEntries: ReadonlySet<string> = new Set(),
 ): PluginDefinition[] {
   const byName = new Map<string, PluginDefinition>();
   for (const p of [...firstParty, ...thirdParty]) {
@@ -68,7 +74,7 @@ export function selectPlugins(
       for (const p of firstParty) enabled.set(p.name, p);
     } else if (e.startsWith('-')) {
       enabled.delete(e.slice(1));
-    } else if (!isModuleSpecifier(e)) {
+    } else if (!isModuleSpecifier(e) && !moduleEntries.has(e)) {
       const p = byName.get(e);
       if (!p) throw new PluginLoadError(`unknown plugin "${e}" in plugins`);
       enabled.set(e, p);

@@ -99,6 +99,50 @@ test('the example third-party plugin loads from a path in config and receives li
   }
 });
 
+test('a third-party plugin installed as an npm package is loaded by name', async () => {
+  const { mkdirSync, writeFileSync, copyFileSync } = await import('node:fs');
+  const { join } = await import('node:path');
+  const { tempDir } = await import('../helpers/server.js');
+  const { loadConfig } = await import('../../kernel/config.js');
+  const { startLookout } = await import('../../kernel/server.js');
+  const base = tempDir('lookout-pkg-');
+  const pkg = join(base, 'node_modules', 'lookout-plugin-lines');
+  mkdirSync(pkg, { recursive: true });
+  writeFileSync(join(pkg, 'package.json'), JSON.stringify({ name: 'lookout-plugin-lines', type: 'module', main: 'index.mjs' }));
+  copyFileSync('examples/custom-receiver/index.mjs', join(pkg, 'index.mjs'));
+  const config = loadConfig({
+    overrides: {
+      server: { host: '127.0.0.1', port: 0 },
+      dataDir: join(base, 'data'),
+      storage: { backend: 'memory' },
+      log: { level: 'error' },
+      plugins: ['*', 'lookout-plugin-lines'],
+    },
+  });
+  const running = await startLookout({ config, baseDir: base });
+  try {
+    assert.ok(running.kernel.plugins.some((p) => p.name === 'example-lines-receiver'));
+    const res = await fetch(running.url + '/ingester/lines', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'warn one line',
+    });
+    assert.is(res.status, 200);
+  } finally {
+    await running.stop();
+  }
+});
+
+test('an unknown plugin name in config is a startup error naming it', async () => {
+  try {
+    await startTestServer({ plugins: ['*', 'no-such-plugin'] });
+    assert.unreachable('should not start');
+  } catch (e) {
+    assert.instance(e, PluginLoadError);
+    assert.match((e as Error).message, /unknown plugin "no-such-plugin"/);
+  }
+});
+
 test('a module that exports no plugin is a clear startup error', async () => {
   try {
     await startTestServer({ plugins: ['*', './test/helpers/zstd-frame.ts'] });
