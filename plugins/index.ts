@@ -22,6 +22,8 @@ import ingestCloudStream from './ingest-cloud-stream/index.js';
 import apiPrometheus from './api-prometheus/index.js';
 import apiCardinality from './api-cardinality/index.js';
 import queryPromql from './query-promql/index.js';
+import queryTraceql from './query-traceql/index.js';
+import apiTraceSearch from './api-trace-search/index.js';
 import hydration from './hydration/index.js';
 import archiver from './archiver/index.js';
 
@@ -45,6 +47,8 @@ export const firstPartyPlugins: PluginDefinition[] = [
   apiPrometheus,
   apiCardinality,
   queryPromql,
+  queryTraceql,
+  apiTraceSearch,
   hydration,
   archiver,
 ];
