@@ -92,6 +92,9 @@ function dedupe(fs: FieldExpr[]): FieldExpr[] {
 
 type Conds = Record<string, string>;
 
+/** Resource keys that are always single strings (OpenTelemetry semantic conventions). */
+const STRING_KEYS = new Set(['service.name', 'service.namespace', 'service.version', 'deployment.environment', 'deployment.environment.name', 'k8s.namespace.name', 'k8s.cluster.name', 'host.name']);
+
 /**
  * Conditions one span of every matching trace must meet. For `A && B` and structural operators
  * both sides must match somewhere, so either side's conditions are sound; the larger set prunes
@@ -136,8 +139,9 @@ function conjunctEqualities(e: FieldExpr): Conds | undefined {
     else if (lit.type === 'int' && Number.isSafeInteger(lit.value)) text = String(lit.value);
     else return;
     let key: string | undefined;
-    // event/link/instrumentation attributes live elsewhere in the span; only span/resource push down.
-    if (ref.kind === 'attribute' && (ref.scope === 'span' || ref.scope === 'resource' || ref.scope === 'unscoped')) key = ref.name;
+    // The store compares its string form of the attribute, which for an array attribute is not
+    // element-wise as TraceQL is; so only keys the OTel conventions define as plain strings push down.
+    if (ref.kind === 'attribute' && (ref.scope === 'resource' || ref.scope === 'unscoped') && STRING_KEYS.has(ref.name) && lit.type === 'string') key = ref.name;
     else if (ref.kind === 'intrinsic' && ref.name === 'name' && lit.type === 'string') key = 'name';
     if (key === undefined || key in out) return;
     out[key] = text;
