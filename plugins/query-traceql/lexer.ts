@@ -169,13 +169,14 @@ export function tokenize(text: string): Token[] {
           while (isDigit(text[m]) || text[m] === '.') m++;
           const v = Number(text.slice(k, m));
           let u = m;
-          while (u < n && (isIdentPart(text[u]) || text[u] === 'µ')) u++;
+          while (u < n && (/[A-Za-z]/.test(text[u]!) || text[u] === 'µ')) u++;
           const unit = text.slice(m, u);
           const mult = DURATION_UNITS[unit];
           if (mult === undefined || Number.isNaN(v)) err(`invalid duration "${text.slice(i, u)}"`, i);
           total += v * mult!;
           k = u;
         }
+        if (isIdentPart(text[k])) err(`invalid duration "${text.slice(i, k + 1)}"`, i);
         push({ type: 'duration', text: text.slice(i, k), num: Math.round(total) }, start, k);
         i = k;
         continue;
