@@ -1,0 +1,246 @@
+/**
+ * The thin layer over the Elasticsearch client every store uses: index naming (one index per
+ * signal and UTC day, so retention drops whole indices), durable bulk writes, and paged reads.
+ */
+import { Client, errors, type estypes } from '@elastic/elasticsearch';
+import type { Logger } from '../../kernel/logger.js';
+import { LookoutError } from '../../kernel/errors.js';
+
+export type Query = estypes.QueryDslQueryContainer;
+
+/** Time-partitioned document kinds; each has index template `<prefix>-<kind>-*`. */
+export type DailyKind = 'samples' | 'series' | 'logs' | 'events' | 'spans';
+
+export interface EsSettings {
+  url: string;
+  indexPrefix: string;
+  /** Primary shards per daily index. */
+  shards: number;
+  /** Replicas per index; `undefined` keeps the cluster default. */
+  replicas?: number;
+  /** Index refresh interval (how soon periodic refreshes make writes searchable). */
+  refreshInterval: string;
+  /**
+   * Visibility of acknowledged writes: `wait_for` (default) returns once a refresh made them
+   * searchable; `true` forces a refresh per request (lower latency, more load).
+   */
+  refresh: 'wait_for' | 'true';
+  /** Active shard copies a write waits for before it is attempted ('1', 'all', or a number). */
+  waitForActiveShards: string;
+  requestTimeoutMs: number;
+  auth?: { apiKey?: string; username?: string; password?: string };
+  tls?: { rejectUnauthorized?: boolean; ca?: string };
+}
+
+const DAY_MS = 86_400_000;
+/** Above this many days a query names the wildcard pattern instead of each day's index. */
+const MAX_LISTED_DAYS = 62;
+
+export function dayStart(ms: number): number {
+  return Math.floor(ms / DAY_MS) * DAY_MS;
+}
+
+function daySuffix(ms: number): string {
+  const d = new Date(Math.max(0, dayStart(ms)));
+  const p = (n: number) => String(n).padStart(2, '0');
+  return `${d.getUTCFullYear()}.${p(d.getUTCMonth() + 1)}.${p(d.getUTCDate())}`;
+}
+
+export function parseDaySuffix(s: string): number | undefined {
+  const m = /^(\d{4})\.(\d{2})\.(\d{2})$/.exec(s);
+  if (!m) return undefined;
+  return Date.UTC(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+}
+
+export function validateIndexPrefix(prefix: string): void {
+  // Elasticsearch index names: lowercase, no \ / * ? " < > | , # : or space, not starting with - _ +.
+  if (!/^[a-z0-9][a-z0-9._-]{0,100}$/.test(prefix)) {
+    throw new Error(
+      `storage.indexPrefix "${prefix}" is not a valid Elasticsearch index prefix (lowercase letters, digits, '.', '_', '-'; must start with a letter or digit)`,
+    );
+  }
+}
+
+export class BulkError extends Error {
+  constructor(
+    readonly failed: number,
+    readonly total: number,
+    readonly reason: string,
+  ) {
+    super(`Elasticsearch rejected ${failed} of ${total} documents: ${reason}`);
+  }
+}
+
+export class Es {
+  readonly client: Client;
+  readonly prefix: string;
+
+  constructor(
+    readonly settings: EsSettings,
+    readonly logger: Logger,
+  ) {
+    validateIndexPrefix(settings.indexPrefix);
+    this.prefix = settings.indexPrefix;
+    this.client = new Client({
+      node: settings.url,
+      requestTimeout: settings.requestTimeoutMs,
+      maxRetries: 3,
+      compression: false,
+      auth: settings.auth?.apiKey
+        ? { apiKey: settings.auth.apiKey }
+        : settings.auth?.username !== undefined
+          ? { username: settings.auth.username, password: settings.auth.password ?? '' }
+          : undefined,
+      tls: settings.tls,
+    });
+  }
+
+  dailyIndex(kind: DailyKind, ms: number): string {
+    return `${this.prefix}-${kind}-${daySuffix(ms)}`;
+  }
+
+  pattern(kind: DailyKind): string {
+    return `${this.prefix}-${kind}-*`;
+  }
+
+  /** The indices that can hold `kind` documents dated in [minMs, maxMs]. */
+  indicesFor(kind: DailyKind, minMs: number, maxMs: number): string {
+    if (!(maxMs >= minMs) || !Number.isFinite(minMs) || !Number.isFinite(maxMs)) return this.pattern(kind);
+    const lo = dayStart(Math.max(0, minMs));
+    const hi = dayStart(Math.max(0, maxMs));
+    if ((hi - lo) / DAY_MS >= MAX_LISTED_DAYS) return this.pattern(kind);
+    const out: string[] = [];
+    for (let d = lo; d <= hi; d += DAY_MS) out.push(this.dailyIndex(kind, d));
+    return out.join(',');
+  }
+
+  get stateIndex(): string {
+    return `${this.prefix}-state`;
+  }
+
+  get metadataIndex(): string {
+    return `${this.prefix}-metadata`;
+  }
+
+  /**
+   * Writes `operations` (action/document pairs) in one bulk request that returns only once the
+   * documents are in the translog (fsynced: `index.translog.durability: request`) and visible to
+   * searches. Any item failure rejects, naming the first reason; `create` conflicts listed in
+   * `ignoreConflicts` count as success (idempotent series documents).
+   */
+  async bulk(operations: unknown[], opts: { ignoreConflicts?: boolean; refresh?: boolean } = {}): Promise<void> {
+    if (operations.length === 0) return;
+    const refresh = opts.refresh === false ? false : this.settings.refresh === 'true' ? true : 'wait_for';
+    const res = await this.call(() =>
+      this.client.bulk({
+        operations: operations as estypes.BulkRequest['operations'],
+        refresh,
+        wait_for_active_shards: this.settings.waitForActiveShards as estypes.WaitForActiveShards,
+        timeout: `${Math.ceil(this.settings.requestTimeoutMs / 1000)}s`,
+      }),
+    );
+    if (!res.errors) return;
+    let failed = 0;
+    let reason = '';
+    for (const item of res.items) {
+      const r = Object.values(item)[0];
+      if (!r || !r.error) continue;
+      if (opts.ignoreConflicts && r.status === 409) continue;
+      failed++;
+      if (!reason) reason = `${r.error.type}: ${r.error.reason ?? ''}`;
+    }
+    if (failed > 0) throw new BulkError(failed, res.items.length, reason);
+  }
+
+  async search<T>(index: string, body: Omit<estypes.SearchRequest, 'index'>): Promise<estypes.SearchResponse<T>> {
+    return this.call(() =>
+      this.client.search<T>({
+        index,
+        ignore_unavailable: true,
+        allow_no_indices: true,
+        track_total_hits: false,
+        ...body,
+      }),
+    );
+  }
+
+  /**
+   * Every bucket of a composite aggregation over `query`, page by page. Aggregations read the
+   * fields' doc values (the index), never sample payloads.
+   */
+  async *composite(
+    index: string,
+    query: Query,
+    sources: Record<string, estypes.AggregationsCompositeAggregationSource>[],
+    aggs?: Record<string, estypes.AggregationsAggregationContainer>,
+    signal?: AbortSignal,
+  ): AsyncGenerator<estypes.AggregationsCompositeBucket> {
+    let after: estypes.AggregationsCompositeAggregateKey | undefined;
+    for (;;) {
+      signal?.throwIfAborted();
+      const res = await this.search<unknown>(index, {
+        size: 0,
+        query,
+        aggs: { c: { composite: { size: 5000, sources, ...(after ? { after } : {}) }, ...(aggs ? { aggs } : {}) } },
+      });
+      const agg = res.aggregations?.c as estypes.AggregationsCompositeAggregate | undefined;
+      const buckets = (agg?.buckets ?? []) as estypes.AggregationsCompositeBucket[];
+      for (const b of buckets) yield b;
+      if (!agg?.after_key || buckets.length < 5000) return;
+      after = agg.after_key;
+    }
+  }
+
+  /**
+   * Sorted hits page by page with search_after; `sort` must end with a unique tie-breaker.
+   * `afterOf` gives a hit's sort values when the returned ones cannot be trusted (long fields
+   * above 2^53 come back as rounded JSON numbers).
+   */
+  async *pages<T>(
+    index: string,
+    body: Omit<estypes.SearchRequest, 'index' | 'search_after' | 'size'>,
+    size: number,
+    searchAfter?: estypes.SortResults,
+    signal?: AbortSignal,
+    afterOf: (hit: estypes.SearchHit<T>) => estypes.SortResults | undefined = (h) => h.sort,
+  ): AsyncGenerator<estypes.SearchHit<T>[]> {
+    let after = searchAfter;
+    for (;;) {
+      signal?.throwIfAborted();
+      const res = await this.search<T>(index, { ...body, size, ...(after ? { search_after: after } : {}) });
+      const hits = res.hits.hits;
+      if (hits.length) yield hits;
+      if (hits.length < size) return;
+      after = afterOf(hits[hits.length - 1]!);
+      if (!after) return;
+    }
+  }
+
+  /** Maps transport failures to typed errors the HTTP layer can format (503, not a crash). */
+  async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw toLookoutError(e);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}
+
+export function toLookoutError(e: unknown): unknown {
+  if (e instanceof LookoutError || e instanceof BulkError) return e;
+  if (e instanceof errors.ConnectionError || e instanceof errors.TimeoutError || e instanceof errors.NoLivingConnectionsError) {
+    return new LookoutError('unavailable', `Elasticsearch unavailable: ${e.message}`);
+  }
+  if (e instanceof errors.ResponseError) {
+    const status = e.statusCode ?? 500;
+    const body = e.body as { error?: { type?: string; reason?: string; root_cause?: { reason?: string }[] } } | undefined;
+    const reason = body?.error?.root_cause?.[0]?.reason ?? body?.error?.reason ?? e.message;
+    if (status === 429 || status === 503) return new LookoutError('unavailable', `Elasticsearch busy: ${reason}`);
+    return new LookoutError('internal', `Elasticsearch error (${status}): ${reason}`);
+  }
+  return e;
+}
