@@ -158,5 +158,14 @@ export function parseListJobs(body: unknown): ListJobsRequest {
   const offset = optInt(o, 'offset') ?? 0;
   if (count !== undefined && count < 0) throw badRequest('count must not be negative');
   if (offset < 0) throw badRequest('offset must not be negative');
-  return { startTsMs: optInt(o, 'startTsMs'), endTsMs: optInt(o, 'endTsMs'), count, offset };
+  // Clients that serialise every field send zero values for the ones they leave unset (a Go
+  // struct's `count: 0`, `endTsMs: 0`); SPEC's default for count is "all", and no archive range
+  // ends at or before 1970, so 0 means "not given" for both.
+  const endTsMs = optInt(o, 'endTsMs');
+  return {
+    startTsMs: optInt(o, 'startTsMs'),
+    endTsMs: endTsMs === 0 ? undefined : endTsMs,
+    count: count === 0 ? undefined : count,
+    offset,
+  };
 }

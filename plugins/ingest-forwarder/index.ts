@@ -12,7 +12,9 @@ import { DEFAULT_DATE_KEYS, forwarderRecordToLog, type RecordOptions } from './r
 
 const JSON_TYPES = ['application/json', 'text/json'];
 const MSGPACK_TYPES = ['application/msgpack', 'application/x-msgpack', 'application/vnd.msgpack'];
-const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonlines', 'application/x-jsonlines', 'application/json-lines', 'application/jsonl', 'text/plain'];
+// No text/plain: outputs sending it (Vector `codec: text`, Logstash `format => message`) send raw
+// lines, not records, and SPEC.md lists only JSON, msgpack and NDJSON here (400 otherwise).
+const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonlines', 'application/x-jsonlines', 'application/json-lines', 'application/jsonl'];
 
 const accepted = (n: number) => () => ({
   status: 200,

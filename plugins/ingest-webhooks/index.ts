@@ -36,7 +36,8 @@ export default definePlugin({
         {
           path: '/bus_events',
           auth: 'svc',
-          contentTypes: ['application/json', 'text/plain'],
+          // SPEC.md: JSON only; anything else is 400 "unsupported content type".
+          contentTypes: ['application/json'],
           decode(req): IngestDecoded {
             const events = decodeBusEvents(req.body);
             return { batch: { events }, respond: accepted(events.length) };

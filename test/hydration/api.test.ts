@@ -250,4 +250,18 @@ test('RBAC off: any authenticated role may start and control jobs', async () => 
   assert.ok(c.status === 200 || /current status is DONE/.test(c.text), c.text);
 });
 
+test('list-jobs: a body with every field at its zero value lists all jobs (count 0 = default all)', async () => {
+  // Clients that serialise a full request struct send zeros for the fields they leave unset.
+  const a = await hydrate(srv, { ...RANGE, isDryRun: true });
+  await waitStatus(srv, a, ['DONE']);
+  const all = (await call(srv, 'POST', 'list-jobs', {})).body as { jobId: string }[];
+  assert.ok(all.length >= 1);
+  const zeros = await call(srv, 'POST', 'list-jobs', { startTsMs: 0, endTsMs: 0, count: 0, offset: 0 });
+  assert.is(zeros.status, 200, zeros.text);
+  assert.equal((zeros.body as { jobId: string }[]).map((j) => j.jobId), all.map((j) => j.jobId));
+  // A real bound still filters: no job's archive range ends at or before T0.
+  assert.equal((await call(srv, 'POST', 'list-jobs', { endTsMs: T0 })).body, []);
+  assert.is(((await call(srv, 'POST', 'list-jobs', { count: 1 })).body as unknown[]).length, 1);
+});
+
 test.run();

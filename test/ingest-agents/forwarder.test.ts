@@ -110,6 +110,12 @@ test('errors: malformed bodies write nothing; bad key; unsupported type', async 
   res = await post('/v1/forwarder_a', '[{"log":"x"}]', { 'content-type': 'image/png' });
   assert.is(res.status, 400);
   assert.match(await res.text(), /unsupported content type/);
+  // text/plain is not among SPEC.md's types for either route (acceptance audit).
+  for (const path of ['/v1/forwarder_a', '/v1/forwarder_b']) {
+    res = await post(path, '{"log":"x"}\n', { 'content-type': 'text/plain' });
+    assert.is(res.status, 400, path);
+    assert.match(await res.text(), /unsupported content type "text\/plain"/);
+  }
   assert.is((await allLogs(srv)).length, before);
 });
 

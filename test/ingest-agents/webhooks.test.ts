@@ -134,6 +134,10 @@ test('/bus_events errors: missing detail-type in one element → 400, nothing wr
   assert.match(await res.text(), /event 2: "detail-type" is required/);
   const res2 = await fetch(open.url + '/ingester/bus_events', { method: 'POST', body: JSON.stringify({ ...busEvent, time: 'noon' }), headers: { 'content-type': 'application/json' } });
   assert.is(res2.status, 400);
+  // SPEC.md lists JSON only for /bus_events: any other type is 400 (acceptance audit).
+  const res3 = await fetch(open.url + '/ingester/bus_events', { method: 'POST', body: JSON.stringify(busEvent), headers: { 'content-type': 'text/plain' } });
+  assert.is(res3.status, 400);
+  assert.match(await res3.text(), /unsupported content type/);
   assert.is((await allEvents(open)).length, before);
 });
 
