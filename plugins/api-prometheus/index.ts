@@ -9,6 +9,7 @@ import { DATASOURCE_PROXY_BASE, PROMETHEUS_DATASOURCE_UID } from '../dashboards/
 import { MetadataApi } from './metadata-api.js';
 import { QueryApi } from './query-api.js';
 import { StatusApi } from './status-api.js';
+import { tsdbStatus } from './tsdb-status.js';
 
 /** Where the Prometheus API is additionally reachable (OPERATIONS.md, dashboards component). */
 export const PROMETHEUS_PROXY_PREFIX = `${DATASOURCE_PROXY_BASE}/${PROMETHEUS_DATASOURCE_UID}`;
@@ -44,6 +45,7 @@ export default definePlugin({
     mount('GET', '/api/v1/status/config', () => status.configYaml());
     mount('GET', '/api/v1/status/runtimeinfo', () => status.runtimeinfo());
     mount('GET', '/api/v1/status/flags', () => status.flags());
+    mount('GET', '/api/v1/status/tsdb', (r) => tsdbStatus(ctx, r));
     mount('GET', '/api/v1/rules', () => status.rules());
     mount('GET', '/api/v1/alerts', () => status.alerts());
     mount('GET', '/api/v1/targets', () => status.targets());

@@ -323,4 +323,31 @@ test('RBAC scope applies to every selector and index lookup', async () => {
   assert.equal(r.body.data, ['a', 'b']);
 });
 
+test('status/tsdb: head cardinality statistics of recent series, within the RBAC scope', async () => {
+  const now = Date.now();
+  await srv.lookout.kernel.get(Tokens.Ingest).write({
+    metrics: [
+      { labels: { __name__: 'tsdb_probe', team: 'a', pod: 'p1' }, samples: [{ t: now - 1000, v: 1 }] },
+      { labels: { __name__: 'tsdb_probe', team: 'a', pod: 'p2' }, samples: [{ t: now - 1000, v: 1 }] },
+      { labels: { __name__: 'tsdb_probe', team: 'b', pod: 'p3' }, samples: [{ t: now - 1000, v: 1 }] },
+    ],
+  });
+  let r = await get('/api/v1/status/tsdb');
+  assert.is(r.status, 200);
+  assert.is(r.body.status, 'success');
+  const d = r.body.data;
+  assert.is(d.headStats.numSeries, 3);
+  assert.equal(d.seriesCountByMetricName, [{ name: 'tsdb_probe', value: 3 }]);
+  assert.equal(d.labelValueCountByLabelName[0], { name: 'pod', value: 3 });
+  assert.ok(d.seriesCountByLabelValuePair.some((x: { name: string; value: number }) => x.name === 'team=a' && x.value === 2));
+  assert.ok(Array.isArray(d.memoryInBytesByLabelName));
+  r = await get('/api/v1/status/tsdb?limit=1');
+  assert.is(r.body.data.labelValueCountByLabelName.length, 1);
+  assert.is((await get('/api/v1/status/tsdb?limit=x')).status, 400);
+  // A viewer (scope team="a") only sees its own series in the figures.
+  r = await get('/api/v1/status/tsdb', VIEWER_TOKEN);
+  assert.is(r.body.data.headStats.numSeries, 2);
+  assert.is((await get(PROXY + '/api/v1/status/tsdb')).status, 200);
+});
+
 test.run();
