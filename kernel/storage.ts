@@ -12,6 +12,7 @@ import type {
   MetricMetadata,
   MetricSeriesInput,
   Span,
+  SpanStatusCode,
 } from './models.js';
 
 /** Hints a query gives a backend; all optional. */
@@ -126,9 +127,60 @@ export interface LogBatch {
   position: string;
 }
 
+/** Query of the optional columnar log scan (`LogStore.scanColumns`). */
+export interface LogColumnScanQuery {
+  /** [startNs, endNs) */
+  startNs: bigint;
+  endNs: bigint;
+  /** AND of label matchers on `labels` (exact, not a prefilter). */
+  matchers?: readonly LabelMatcher[];
+  /** RBAC scope on labels (exact). */
+  scope?: MatcherAlternatives;
+  /** Label names wanted as dictionary-coded columns, in this order. */
+  labels: readonly string[];
+  /** Also return each record's timestamp as Unix ms, floor(ns / 1e6). */
+  timestampsMs?: boolean;
+  /**
+   * The caller understands `LogColumnBatch.weights` (only meaningful without `timestampsMs`):
+   * a backend may then fold records with equal labels into one weighted row, e.g. from per-block
+   * per-stream record counts, instead of reading any column.
+   */
+  weighted?: boolean;
+  signal?: AbortSignal;
+}
+
+/** One label column of a columnar batch: `codes[i]` indexes `dict`; -1 = the record lacks the label. */
+export interface LabelColumn {
+  readonly dict: readonly string[];
+  /** null: every record of the batch has code 0 (dict of length 1) or lacks the label (empty dict). */
+  readonly codes: Int32Array | null;
+}
+
+/** A batch of the columnar scan: parallel columns, `length` records. */
+export interface LogColumnBatch {
+  readonly length: number;
+  /** Parallel to the query's `labels`. */
+  readonly labels: readonly LabelColumn[];
+  /** Present when `timestampsMs` was asked for. */
+  readonly timestampsMs?: Float64Array;
+  /**
+   * Only when the query was `weighted`: row i stands for `weights[i]` records (absent = 1 each;
+   * `length` then counts rows, not records).
+   */
+  readonly weights?: Float64Array;
+}
+
 export interface LogStore {
   append(records: readonly LogRecord[]): Promise<void>;
   scan(query: LogScanQuery): AsyncIterable<LogBatch>;
+  /**
+   * OPTIONAL: every record in range matching matchers and scope (exactly, no terms), in no
+   * particular order, as dictionary-coded label columns (and ms timestamps when asked) instead
+   * of LogRecords — for label-only aggregations (`* | count by service`, timeslice counts) that
+   * would otherwise build a record per line. Query engines feature-check it and fall back to
+   * `scan`. Dictionaries may differ between batches.
+   */
+  scanColumns?(query: LogColumnScanQuery): AsyncIterable<LogColumnBatch>;
   /** Records appended after `afterSeq`, in ingestion order (for live tail). */
   tail(afterSeq: number, scope?: MatcherAlternatives): Promise<{ records: LogRecord[]; seqs: number[] }>;
   /** The last sequence number assigned (0 when empty). */
@@ -138,8 +190,21 @@ export interface LogStore {
 export interface TraceSearchQuery {
   startNs: bigint;
   endNs: bigint;
-  /** Resource/span attribute equality pushdown (a prefilter). */
+  /**
+   * Resource/span attribute equality pushdown (a prefilter). Values are compared as strings
+   * (arrays/maps as JSON); key `name` also matches the span name.
+   */
   attributes?: Readonly<Record<string, string>>;
+  /** Prefilter: span status is one of these. */
+  statuses?: readonly SpanStatusCode[];
+  /** Prefilter: span duration (end − start, ns) is at least / at most this. */
+  minDurationNs?: bigint;
+  maxDurationNs?: bigint;
+  /**
+   * Prefilter evaluated by the store on each visible span after its own pruning (e.g. a TraceQL
+   * span filter compiled by the caller). Must be pure and cheap; it may be called on any span.
+   */
+  spanFilter?: (span: Readonly<Span>) => boolean;
   scope?: MatcherAlternatives;
   limit?: number;
   signal?: AbortSignal;
@@ -148,7 +213,13 @@ export interface TraceSearchQuery {
 export interface TraceStore {
   append(spans: readonly Span[]): Promise<void>;
   getTrace(traceId: string, scope?: MatcherAlternatives): Promise<Span[]>;
-  /** Spans of traces overlapping the range, grouped by trace. */
+  /**
+   * Spans of traces overlapping the range, grouped by trace (each trace once). A trace is a
+   * candidate when one and the same visible span (in range and scope) meets every prefilter
+   * (attributes, statuses, durations, spanFilter). Prefilters only prune: a backend may ignore
+   * any of them and return more, never fewer, traces. Backends that can return the most
+   * recent traces first should.
+   */
   search(query: TraceSearchQuery): AsyncIterable<Span[]>;
 }
 

@@ -1,62 +1,217 @@
-/** The embedded EventStore: events in ingestion order in memory, persisted by a DocLog. */
+/**
+ * The embedded EventStore. Recent events live in a head backed by a WAL; a head flush writes
+ * them into an immutable `.eseg` segment (see event-segment.ts) and drops them from memory.
+ * Only the head, segment indexes and a bounded block cache are in memory.
+ *
+ * A scan merges the head and the candidate blocks (those overlapping the time range, after the
+ * cursor, and whose label values can satisfy the matchers and scope) in (timestamp, seq) order:
+ * blocks are read in order of their time bound and a buffered row is emitted only once no
+ * unread block can hold an earlier one (later for `desc`), so a caller that stops early reads
+ * only the blocks it needs.
+ */
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { compileAlternatives, compileMatchers } from '../../kernel/matchers.js';
 import type { EventRecord } from '../../kernel/models.js';
 import type { EventScanQuery, EventStore } from '../../kernel/storage.js';
-import { DocLog, type DocEntry, type DocStoreOptions } from './docs.js';
+import { BlockCache } from './block-cache.js';
+import { DocWal, type DocStoreOptions } from './docs.js';
+import { byTimeSeq, compileBlockLabelTest, EventSegment, writeEventSegment, type EventRow } from './event-segment.js';
+
+export interface EventStoreOptions extends DocStoreOptions {
+  /** Events in the head before it is flushed into a segment (default 50,000). */
+  maxHeadEvents?: number;
+  /** Bytes (estimated, decoded) of the block cache (default 16 MiB). */
+  cacheBytes?: number;
+}
+
+const segName = (gen: number) => String(gen).padStart(10, '0') + '.eseg';
+const CLOSE_DELAY_MS = 60_000;
+const BATCH = 1024;
+
+/** A source of rows for a scan: the head or one segment block. */
+interface Unit {
+  minTs: bigint;
+  maxTs: bigint;
+  rows: () => readonly EventRow[];
+}
 
 export class EmbeddedEventStore implements EventStore {
-  private entries: DocEntry<EventRecord>[] = [];
-  readonly log: DocLog<EventRecord>;
+  private head: EventRow[] = [];
+  private segments: EventSegment[] = [];
+  private nextGen = 1;
+  private readonly segDir: string;
+  readonly wal: DocWal<EventRecord>;
+  readonly cache: BlockCache<EventRow[]>;
+  private flushQueued = false;
+  private readonly addToHead = (doc: EventRecord, seq: number) => void this.head.push({ doc, seq });
 
-  constructor(opts: DocStoreOptions) {
-    this.log = new DocLog<EventRecord>(
-      opts,
-      (e) => e.timestampNs,
-      (e) => void this.entries.push(e),
-      (es) => {
-        const gone = new Set(es);
-        this.entries = this.entries.filter((e) => !gone.has(e));
-      },
-    );
+  constructor(private readonly opts: EventStoreOptions) {
+    this.segDir = join(opts.dir, 'segments');
+    this.wal = new DocWal<EventRecord>(opts);
+    this.cache = new BlockCache(opts.cacheBytes ?? 16 << 20);
+  }
+
+  open(): void {
+    mkdirSync(this.segDir, { recursive: true });
+    const files = readdirSync(this.segDir);
+    for (const f of files) if (f.endsWith('.tmp')) rmSync(join(this.segDir, f), { force: true });
+    let persisted = 0;
+    const gens = files.filter((f) => /^\d{10}\.eseg$/.test(f)).map((f) => Number(f.slice(0, 10)));
+    for (const gen of gens.sort((a, b) => a - b)) {
+      const path = join(this.segDir, segName(gen));
+      try {
+        const seg = new EventSegment(gen, path, this.cache);
+        this.segments.push(seg);
+        if (seg.index.lastSeq > persisted) persisted = seg.index.lastSeq;
+      } catch (e) {
+        this.opts.logger.error('event segment unreadable; skipped', { path, err: e });
+      }
+      this.nextGen = gen + 1;
+    }
+    this.wal.open(persisted, this.addToHead);
   }
 
   append(events: readonly EventRecord[]): Promise<void> {
-    return this.log.append(events);
+    const done = this.wal.append(events, this.addToHead);
+    if (this.head.length >= (this.opts.maxHeadEvents ?? 50_000) && !this.flushQueued) {
+      this.flushQueued = true;
+      void this.wal.serial(() => {
+        this.flushQueued = false;
+        return this.flushHead();
+      });
+    }
+    return done;
+  }
+
+  async flushHead(): Promise<number> {
+    const n = this.head.length;
+    if (n === 0) return 0;
+    await this.wal.checkpoint((lastSeq) => {
+      const gen = this.nextGen++;
+      const path = join(this.segDir, segName(gen));
+      writeEventSegment(path, [...this.head], lastSeq);
+      this.segments = [...this.segments, new EventSegment(gen, path, this.cache)];
+      this.head = [];
+    });
+    return n;
+  }
+
+  /** Deletes whole segments whose newest event is older than now − retention. */
+  applyRetention(nowMs: number, retentionMs: number): number {
+    if (retentionMs <= 0) return 0;
+    const cutoff = BigInt(Math.floor(nowMs - retentionMs)) * 1_000_000n;
+    const expired = this.segments.filter((s) => s.index.maxTs < cutoff);
+    if (expired.length === 0) return 0;
+    this.segments = this.segments.filter((s) => s.index.maxTs >= cutoff);
+    for (const s of expired) {
+      rmSync(s.file.path, { force: true });
+      this.cache.dropPrefix(`${s.gen}:`);
+      setTimeout(() => s.close(), CLOSE_DELAY_MS).unref();
+    }
+    return expired.length;
   }
 
   async *scan(q: EventScanQuery): AsyncIterable<{ events: EventRecord[]; seqs: number[]; position: string }> {
+    if (q.scope !== undefined && q.scope.length === 0) return;
     const match = compileMatchers(q.matchers ?? []);
     const inScope = compileAlternatives(q.scope);
+    const blockOk = compileBlockLabelTest(q.matchers ?? [], q.scope);
     const desc = (q.order ?? 'desc') === 'desc';
-    let afterTs: bigint | undefined;
-    let afterSeq = 0;
-    if (q.after) {
-      const [a, b] = q.after.split(':');
-      try {
-        afterTs = BigInt(a ?? '');
-        afterSeq = Number(b);
-      } catch {
-        afterTs = undefined;
+    const after = parsePosition(q.after);
+    // (t, seq) strictly beyond the cursor in scan order.
+    const pastCursor = (t: bigint, seq: number) =>
+      !after || (desc ? t < after.t || (t === after.t && seq < after.seq) : t > after.t || (t === after.t && seq > after.seq));
+    const keep = (r: EventRow) => {
+      const t = r.doc.timestampNs;
+      return t >= q.startNs && t < q.endNs && pastCursor(t, r.seq) && match(r.doc.labels) && inScope(r.doc.labels);
+    };
+
+    const units: Unit[] = [];
+    const headRows = this.head.filter(keep);
+    if (headRows.length) {
+      let minTs = headRows[0]!.doc.timestampNs;
+      let maxTs = minTs;
+      for (const r of headRows) {
+        if (r.doc.timestampNs < minTs) minTs = r.doc.timestampNs;
+        if (r.doc.timestampNs > maxTs) maxTs = r.doc.timestampNs;
+      }
+      units.push({ minTs, maxTs, rows: () => headRows });
+    }
+    for (const seg of this.segments) {
+      const ix = seg.index;
+      if (ix.maxTs < q.startNs || ix.minTs >= q.endNs) continue;
+      ix.blocks.forEach((b, i) => {
+        if (b.maxTs < q.startNs || b.minTs >= q.endNs) return;
+        if (after && (desc ? b.minTs > after.t : b.maxTs < after.t)) return;
+        if (!blockOk(b.labels)) return;
+        units.push({ minTs: b.minTs, maxTs: b.maxTs, rows: () => seg.block(i).filter(keep) });
+      });
+    }
+    units.sort(desc ? (a, b) => (a.maxTs > b.maxTs ? -1 : a.maxTs < b.maxTs ? 1 : 0) : (a, b) => (a.minTs < b.minTs ? -1 : a.minTs > b.minTs ? 1 : 0));
+    const order = desc ? (a: EventRow, b: EventRow) => byTimeSeq(b, a) : byTimeSeq;
+
+    let buf: EventRow[] = [];
+    let out: EventRow[] = [];
+    const batch = (rows: EventRow[]) => {
+      const last = rows[rows.length - 1]!;
+      return { events: rows.map((r) => r.doc), seqs: rows.map((r) => r.seq), position: `${last.doc.timestampNs}:${last.seq}` };
+    };
+    for (let i = 0; i < units.length; ) {
+      if (q.signal?.aborted) return;
+      for (const r of units[i++]!.rows()) buf.push(r);
+      if (i % 16 === 0) await yieldToLoop();
+      buf.sort(order);
+      // Rows no unread unit can precede in scan order are final.
+      const next = units[i];
+      let ready = buf.length;
+      if (next) {
+        ready = 0;
+        while (ready < buf.length && (desc ? buf[ready]!.doc.timestampNs > next.maxTs : buf[ready]!.doc.timestampNs < next.minTs)) ready++;
+      }
+      for (let k = 0; k < ready; k++) out.push(buf[k]!);
+      buf = ready === buf.length ? [] : buf.slice(ready);
+      while (out.length >= BATCH) {
+        yield batch(out.slice(0, BATCH));
+        out = out.slice(BATCH);
       }
     }
-    const rows = this.entries.filter((e) => {
-      const t = e.doc.timestampNs;
-      if (t < q.startNs || t >= q.endNs) return false;
-      if (afterTs !== undefined) {
-        if (desc ? t > afterTs || (t === afterTs && e.seq >= afterSeq) : t < afterTs || (t === afterTs && e.seq <= afterSeq)) return false;
-      }
-      return match(e.doc.labels) && inScope(e.doc.labels);
-    });
-    rows.sort((a, b) => {
-      const ta = a.doc.timestampNs;
-      const tb = b.doc.timestampNs;
-      if (ta !== tb) return desc ? (ta > tb ? -1 : 1) : ta < tb ? -1 : 1;
-      return desc ? b.seq - a.seq : a.seq - b.seq;
-    });
-    for (let i = 0; i < rows.length; i += 1024) {
-      const slice = rows.slice(i, i + 1024);
-      const last = slice[slice.length - 1]!;
-      yield { events: slice.map((e) => e.doc), seqs: slice.map((e) => e.seq), position: `${last.doc.timestampNs}:${last.seq}` };
-    }
+    if (out.length) yield batch(out);
   }
+
+  stats(): { headEvents: number; segments: number; segmentEvents: number; segmentBytes: number; walBytes: number; cacheBytes: number } {
+    let segmentEvents = 0;
+    let segmentBytes = 0;
+    for (const s of this.segments) {
+      segmentEvents += s.index.events;
+      segmentBytes += s.file.size;
+    }
+    return { headEvents: this.head.length, segments: this.segments.length, segmentEvents, segmentBytes, walBytes: this.wal.walBytes, cacheBytes: this.cache.bytes };
+  }
+
+  bytes(): number {
+    const s = this.stats();
+    return s.segmentBytes + s.walBytes;
+  }
+
+  flush(): Promise<void> {
+    return this.wal.flush();
+  }
+
+  async close(opts: { flushHead: boolean }): Promise<void> {
+    await this.wal.idle();
+    if (opts.flushHead) await this.wal.serial(() => this.flushHead());
+    await this.wal.close();
+    for (const s of this.segments) s.close();
+    this.segments = [];
+  }
+}
+
+/** Positions are `<timestampNs>:<seq>`; anything else starts from the beginning. */
+function parsePosition(p: string | undefined): { t: bigint; seq: number } | undefined {
+  if (!p) return undefined;
+  const m = /^(-?\d{1,20}):(\d{1,16})$/.exec(p);
+  if (!m) return undefined;
+  return { t: BigInt(m[1]!), seq: Number(m[2]) };
 }

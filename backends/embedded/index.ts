@@ -29,6 +29,9 @@ export interface EmbeddedOptions {
   /** Size limits before a head is flushed into segments (tests make these small). */
   metricsMaxHeadSamples?: number;
   logsMaxHeadRecords?: number;
+  /** Spans / events in their heads before a flush into a segment. */
+  tracesMaxHeadSpans?: number;
+  eventsMaxHeadEvents?: number;
   now?: () => number;
 }
 
@@ -68,19 +71,21 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
     maxHeadSamples: o.metricsMaxHeadSamples,
   });
   const logs = new EmbeddedLogStore({ ...common, dir: join(o.dir, 'logs'), maxHeadRecords: o.logsMaxHeadRecords });
-  const traces = new EmbeddedTraceStore({ ...common, dir: join(o.dir, 'traces'), name: 'traces' });
-  const events = new EmbeddedEventStore({ ...common, dir: join(o.dir, 'events'), name: 'events' });
+  const traces = new EmbeddedTraceStore({ ...common, dir: join(o.dir, 'traces'), name: 'traces', maxHeadSpans: o.tracesMaxHeadSpans });
+  const events = new EmbeddedEventStore({ ...common, dir: join(o.dir, 'events'), name: 'events', maxHeadEvents: o.eventsMaxHeadEvents });
   const meta = new EmbeddedMetaStore(join(o.dir, 'meta'), o.logger);
   meta.open();
   metrics.open();
   logs.open();
-  traces.log.open();
-  events.log.open();
+  traces.open();
+  events.open();
   o.logger.info('embedded storage opened', {
     dir: o.dir,
     ms: Math.round(performance.now() - started),
     metrics: metrics.stats(),
     logs: logs.stats(),
+    traces: traces.stats(),
+    events: events.stats(),
   });
 
   let lastHeadFlush = now();
@@ -93,14 +98,14 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
       lastHeadFlush = at;
       report.flushedSamples = await metrics.serial(() => metrics.flushHead());
       report.flushedLogs = await logs.serial(() => logs.flushHead());
-      await traces.log.serial(() => traces.log.flushHead());
-      await events.log.serial(() => events.log.flushHead());
+      await traces.wal.serial(() => traces.flushHead());
+      await events.wal.serial(() => events.flushHead());
     }
     report.compacted = await metrics.serial(() => metrics.compact());
     report.expiredSegments += await metrics.serial(() => metrics.applyRetention(at, retention.metrics));
     report.expiredSegments += await logs.serial(() => logs.applyRetention(at, retention.logs));
-    report.expiredSegments += traces.log.applyRetention(at, retention.traces);
-    report.expiredSegments += events.log.applyRetention(at, retention.events);
+    report.expiredSegments += await traces.wal.serial(() => traces.applyRetention(at, retention.traces));
+    report.expiredSegments += await events.wal.serial(() => events.applyRetention(at, retention.events));
     return report;
   };
 
@@ -126,7 +131,7 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
     meta,
     maintenance,
     async flush() {
-      await Promise.all([metrics.flush(), logs.flush(), traces.log.flush(), events.log.flush(), meta.flush()]);
+      await Promise.all([metrics.flush(), logs.flush(), traces.flush(), events.flush(), meta.flush()]);
     },
     async close() {
       if (timer) clearInterval(timer);
@@ -134,8 +139,8 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
       // A clean shutdown flushes heads into segments so the next start has little WAL to replay.
       await metrics.close({ flushHead: true });
       await logs.close({ flushHead: true });
-      await traces.log.close({ flushHead: true });
-      await events.log.close({ flushHead: true });
+      await traces.close({ flushHead: true });
+      await events.close({ flushHead: true });
       await meta.close();
     },
     sizes() {
@@ -144,8 +149,8 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
       return {
         metrics: m.segmentBytes + m.walBytes,
         logs: l.segmentBytes + l.walBytes,
-        traces: traces.log.bytes(),
-        events: events.log.bytes(),
+        traces: traces.bytes(),
+        events: events.bytes(),
         meta: meta.bytes(),
       };
     },

@@ -1,69 +1,251 @@
-/** The embedded TraceStore: spans by trace id in memory (trace-by-id is one lookup), persisted by a DocLog. */
-import { compileAlternatives, type MatcherAlternatives } from '../../kernel/matchers.js';
-import type { AttributeValue, Span } from '../../kernel/models.js';
+/**
+ * The embedded TraceStore. Recent spans live in a head (trace id → spans) backed by a WAL; a
+ * head flush writes them into an immutable `.tseg` segment (see trace-segment.ts) and drops
+ * them from memory. Only the head, the segment indexes and a bounded block cache are in
+ * memory; blocks are read from disk on demand.
+ *
+ * Trace by id: the head map, then per segment a bloom probe and, where it may hold the trace,
+ * one id-table search and one block read. Search walks the head, then segments newest first,
+ * skipping segments and blocks whose time bounds, duration bounds, statuses or attribute bloom
+ * filters rule out every span the query asks for.
+ */
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { compileAlternatives, type LabelsPredicate, type MatcherAlternatives } from '../../kernel/matchers.js';
+import type { Span } from '../../kernel/models.js';
 import type { TraceSearchQuery, TraceStore } from '../../kernel/storage.js';
 import { spanLabels } from '../memory/index.js';
-import { DocLog, type DocEntry, type DocStoreOptions } from './docs.js';
+import { BlockCache } from './block-cache.js';
+import { DocWal, type DocStoreOptions } from './docs.js';
+import { bloomHas } from './hash-bloom.js';
+import { attrString, spanDuration, STATUS_BIT, TraceSegment, writeTraceSegment, type TraceBlockMeta } from './trace-segment.js';
+
+export interface TraceStoreOptions extends DocStoreOptions {
+  /** Spans in the head before it is flushed into a segment (default 100,000). */
+  maxHeadSpans?: number;
+  /** Bytes (estimated, decoded) of the block cache (default 64 MiB). */
+  cacheBytes?: number;
+}
+
+const segName = (gen: number) => String(gen).padStart(10, '0') + '.tseg';
+/** Old segment files stay open this long after deletion so running searches can finish. */
+const CLOSE_DELAY_MS = 60_000;
 
 export class EmbeddedTraceStore implements TraceStore {
-  private readonly byTrace = new Map<string, DocEntry<Span>[]>();
-  readonly log: DocLog<Span>;
+  private head = new Map<string, Span[]>();
+  private headSpans = 0;
+  private segments: TraceSegment[] = [];
+  private nextGen = 1;
+  private readonly segDir: string;
+  readonly wal: DocWal<Span>;
+  readonly cache: BlockCache<Span[][] | Uint32Array | Buffer>;
+  private flushQueued = false;
+  private readonly addToHead = (s: Span) => {
+    const id = s.traceId.toLowerCase();
+    const list = this.head.get(id);
+    if (list) list.push(s);
+    else this.head.set(id, [s]);
+    this.headSpans++;
+  };
 
-  constructor(opts: DocStoreOptions) {
-    this.log = new DocLog<Span>(
-      opts,
-      (s) => s.endTimeUnixNano,
-      (e) => {
-        const list = this.byTrace.get(e.doc.traceId);
-        if (list) list.push(e);
-        else this.byTrace.set(e.doc.traceId, [e]);
-      },
-      (es) => {
-        const gone = new Set(es);
-        for (const e of es) {
-          const list = this.byTrace.get(e.doc.traceId);
-          if (!list) continue;
-          const keep = list.filter((x) => !gone.has(x));
-          if (keep.length) this.byTrace.set(e.doc.traceId, keep);
-          else this.byTrace.delete(e.doc.traceId);
-        }
-      },
-    );
+  constructor(private readonly opts: TraceStoreOptions) {
+    this.segDir = join(opts.dir, 'segments');
+    this.wal = new DocWal<Span>(opts);
+    this.cache = new BlockCache(opts.cacheBytes ?? 64 << 20);
+  }
+
+  /** Loads segment indexes (not their spans) and replays the WAL into the head. */
+  open(): void {
+    mkdirSync(this.segDir, { recursive: true });
+    const files = readdirSync(this.segDir);
+    for (const f of files) if (f.endsWith('.tmp')) rmSync(join(this.segDir, f), { force: true });
+    let persisted = 0;
+    const gens = files.filter((f) => /^\d{10}\.tseg$/.test(f)).map((f) => Number(f.slice(0, 10)));
+    for (const gen of gens.sort((a, b) => a - b)) {
+      const path = join(this.segDir, segName(gen));
+      try {
+        const seg = new TraceSegment(gen, path, this.cache);
+        this.segments.push(seg);
+        if (seg.index.lastSeq > persisted) persisted = seg.index.lastSeq;
+      } catch (e) {
+        this.opts.logger.error('trace segment unreadable; skipped', { path, err: e });
+      }
+      this.nextGen = gen + 1;
+    }
+    this.wal.open(persisted, this.addToHead);
   }
 
   append(spans: readonly Span[]): Promise<void> {
-    return this.log.append(spans);
+    const done = this.wal.append(spans, this.addToHead);
+    if (this.headSpans >= (this.opts.maxHeadSpans ?? 100_000) && !this.flushQueued) {
+      this.flushQueued = true;
+      void this.wal.serial(() => {
+        this.flushQueued = false;
+        return this.flushHead();
+      });
+    }
+    return done;
+  }
+
+  /** Writes the head into a new segment and empties it; returns the spans flushed. */
+  async flushHead(): Promise<number> {
+    if (this.headSpans === 0) return 0;
+    const n = this.headSpans;
+    await this.wal.checkpoint((lastSeq) => {
+      const gen = this.nextGen++;
+      const path = join(this.segDir, segName(gen));
+      writeTraceSegment(path, this.head, lastSeq);
+      // Swap in the segment and the empty head in one synchronous step: no read sees neither.
+      this.segments = [...this.segments, new TraceSegment(gen, path, this.cache)];
+      this.head = new Map();
+      this.headSpans = 0;
+    });
+    return n;
+  }
+
+  /** Deletes whole segments whose newest span ended before now − retention. */
+  applyRetention(nowMs: number, retentionMs: number): number {
+    if (retentionMs <= 0) return 0;
+    const cutoff = BigInt(Math.floor(nowMs - retentionMs)) * 1_000_000n;
+    const expired = this.segments.filter((s) => s.index.maxEnd < cutoff);
+    if (expired.length === 0) return 0;
+    this.segments = this.segments.filter((s) => s.index.maxEnd >= cutoff);
+    for (const s of expired) {
+      rmSync(s.file.path, { force: true });
+      this.cache.dropPrefix(`${s.gen}:`);
+      setTimeout(() => s.close(), CLOSE_DELAY_MS).unref();
+    }
+    return expired.length;
   }
 
   async getTrace(traceId: string, scope?: MatcherAlternatives): Promise<Span[]> {
     const inScope = compileAlternatives(scope);
-    return (this.byTrace.get(traceId.toLowerCase()) ?? []).map((e) => e.doc).filter((s) => inScope(spanLabels(s)));
+    return this.collect(traceId.toLowerCase(), (s) => inScope(spanLabels(s)));
+  }
+
+  /** Spans of one trace from every segment and the head that pass `keep`. */
+  private collect(id: string, keep: (s: Span) => boolean): Span[] {
+    const out: Span[] = [];
+    for (const seg of this.segments) for (const s of seg.lookup(id)) if (keep(s)) out.push(s);
+    for (const s of this.head.get(id) ?? []) if (keep(s)) out.push(s);
+    return out;
   }
 
   async *search(q: TraceSearchQuery): AsyncIterable<Span[]> {
-    const inScope = compileAlternatives(q.scope);
-    const attrs = q.attributes ? Object.entries(q.attributes) : [];
-    const attrOk = (s: Span) =>
-      attrs.every(([k, v]) => str(s.attributes[k]) === v || str(s.resource[k]) === v || (k === 'name' && s.name === v));
-    let n = 0;
-    for (const entries of this.byTrace.values()) {
+    if (q.scope !== undefined && q.scope.length === 0) return;
+    const m = compileSearch(q);
+    const segments = this.segments;
+    const seen = new Set<string>();
+    const max = q.limit !== undefined ? q.limit * 10 : Infinity;
+    let found = 0;
+    // A trace qualifies through one span; its group then has every visible span of the trace.
+    const qualify = (id: string, spans: readonly Span[]): Span[] | undefined => {
+      if (seen.has(id)) return undefined;
+      let hit = false;
+      for (const s of spans) if (m.visible(s) && m.cond(s)) { hit = true; break; }
+      if (!hit) return undefined;
+      seen.add(id);
+      return this.collect(id, m.visible);
+    };
+
+    for (const [id, spans] of [...this.head]) {
       if (q.signal?.aborted) return;
-      const visible: Span[] = [];
-      let anyAttr = attrs.length === 0;
-      for (const { doc: s } of entries) {
-        if (s.startTimeUnixNano < q.endNs && s.endTimeUnixNano >= q.startNs && inScope(spanLabels(s))) {
-          visible.push(s);
-          if (!anyAttr && attrOk(s)) anyAttr = true;
+      const g = qualify(id, spans);
+      if (!g) continue;
+      yield g;
+      if (++found >= max) return;
+    }
+    let blocksRead = 0;
+    for (let k = segments.length - 1; k >= 0; k--) {
+      const seg = segments[k]!;
+      const ix = seg.index;
+      if (ix.maxEnd < q.startNs || ix.minStart >= q.endNs) continue;
+      for (let b = ix.blocks.length - 1; b >= 0; b--) {
+        if (!m.blockMayMatch(ix.blocks[b]!)) continue;
+        if (q.signal?.aborted) return;
+        // Reads are synchronous: let other requests run between blocks.
+        if (++blocksRead % 16 === 0) await yieldToLoop();
+        for (const spans of seg.block(b)) {
+          const g = qualify(spans[0]!.traceId.toLowerCase(), spans);
+          if (!g) continue;
+          yield g;
+          if (++found >= max) return;
         }
       }
-      if (visible.length === 0 || !anyAttr) continue;
-      yield visible;
-      if (q.limit !== undefined && ++n >= q.limit * 10) return;
     }
+  }
+
+  stats(): { headSpans: number; headTraces: number; segments: number; segmentSpans: number; segmentBytes: number; walBytes: number; cacheBytes: number } {
+    let segmentSpans = 0;
+    let segmentBytes = 0;
+    for (const s of this.segments) {
+      segmentSpans += s.index.spans;
+      segmentBytes += s.file.size;
+    }
+    return {
+      headSpans: this.headSpans,
+      headTraces: this.head.size,
+      segments: this.segments.length,
+      segmentSpans,
+      segmentBytes,
+      walBytes: this.wal.walBytes,
+      cacheBytes: this.cache.bytes,
+    };
+  }
+
+  bytes(): number {
+    const s = this.stats();
+    return s.segmentBytes + s.walBytes;
+  }
+
+  flush(): Promise<void> {
+    return this.wal.flush();
+  }
+
+  async close(opts: { flushHead: boolean }): Promise<void> {
+    await this.wal.idle();
+    if (opts.flushHead) await this.wal.serial(() => this.flushHead());
+    await this.wal.close();
+    for (const s of this.segments) s.close();
+    this.segments = [];
   }
 }
 
-function str(v: AttributeValue | undefined): string | undefined {
-  if (v === undefined || v === null) return undefined;
-  return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+interface CompiledSearch {
+  /** In the time range and the scope. */
+  visible: (s: Span) => boolean;
+  /** Meets every prefilter. */
+  cond: (s: Span) => boolean;
+  /** False when no span of the block can be both visible and meet the prefilters. */
+  blockMayMatch: (b: TraceBlockMeta) => boolean;
+}
+
+function compileSearch(q: TraceSearchQuery): CompiledSearch {
+  const inScope: LabelsPredicate = compileAlternatives(q.scope);
+  const attrs = Object.entries(q.attributes ?? {});
+  const bloomKeys = attrs.map(([k, v]) => k + '=' + v);
+  const statusMask = q.statuses ? q.statuses.reduce((a, c) => a | (STATUS_BIT[c] ?? 0), 0) : 7;
+  const minDur = q.minDurationNs !== undefined ? Number(q.minDurationNs) : -Infinity;
+  const maxDur = q.maxDurationNs !== undefined ? Number(q.maxDurationNs) : Infinity;
+  const filter = q.spanFilter;
+  return {
+    visible: (s) => s.startTimeUnixNano < q.endNs && s.endTimeUnixNano >= q.startNs && inScope(spanLabels(s)),
+    cond: (s) => {
+      for (const [k, v] of attrs) {
+        if (attrString(s.attributes[k]) !== v && attrString(s.resource[k]) !== v && !(k === 'name' && s.name === v)) return false;
+      }
+      if (((STATUS_BIT[s.status.code] ?? 7) & statusMask) === 0) return false;
+      const d = spanDuration(s);
+      if (d < minDur || d > maxDur) return false;
+      return filter ? filter(s) : true;
+    },
+    blockMayMatch: (b) => {
+      if (b.maxEnd < q.startNs || b.minStart >= q.endNs) return false;
+      if ((b.status & statusMask) === 0) return false;
+      if (b.maxDur < minDur || b.minDur > maxDur) return false;
+      for (const k of bloomKeys) if (!bloomHas(b.bloom, k)) return false;
+      return true;
+    },
+  };
 }

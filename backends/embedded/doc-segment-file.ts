@@ -1,0 +1,98 @@
+/**
+ * The container shared by span and event segment files: deflated blocks, then an index, then a
+ * checksummed footer. Opening reads only the footer and the index; blocks are read on demand.
+ *
+ *   magic(8) | block bytes ... | index (msgpack) | f64 indexOffset | u32 indexLength | u32 crc32(index) | end(8)
+ */
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { writeFileAtomic } from './files.js';
+import { pack, unpack } from './pack.js';
+
+const FOOTER = 24;
+
+/** Where a block lives in its file. */
+export interface BlockRef {
+  off: number;
+  len: number;
+  /** Uncompressed length (a proxy for decoded size in the cache). */
+  raw: number;
+}
+
+/**
+ * Writes a segment atomically. `blocks` are uncompressed payloads; `index` receives their
+ * positions and returns the index object to store. Returns the file size.
+ */
+export function writeDocSegment<I>(path: string, magic: string, blocks: readonly Uint8Array[], index: (refs: BlockRef[]) => I): number {
+  const parts: Uint8Array[] = [Buffer.from(magic.slice(0, 8).padEnd(8, '0'))];
+  let pos = 8;
+  const refs: BlockRef[] = [];
+  for (const b of blocks) {
+    const z = deflateRawSync(b, { level: 6 });
+    refs.push({ off: pos, len: z.length, raw: b.length });
+    parts.push(z);
+    pos += z.length;
+  }
+  const idx = pack(index(refs));
+  const footer = Buffer.alloc(FOOTER);
+  footer.writeDoubleLE(pos, 0);
+  footer.writeUInt32LE(idx.length, 8);
+  footer.writeUInt32LE(crc32(idx), 12);
+  Buffer.from(endOf(magic)).copy(footer, 16);
+  parts.push(idx, footer);
+  return writeFileAtomic(path, parts);
+}
+
+const endOf = (magic: string) => magic.slice(0, 3) + 'END' + magic.slice(6, 8);
+
+/** An open segment file: its index, and block reads by position. */
+export class DocSegmentFile<I> {
+  private fd: number;
+  readonly index: I;
+  readonly size: number;
+
+  constructor(
+    readonly path: string,
+    magic: string,
+  ) {
+    this.fd = openSync(path, 'r');
+    try {
+      this.size = fstatSync(this.fd).size;
+      if (this.size < 8 + FOOTER) throw new Error('segment too short');
+      const head = this.read(0, 8);
+      if (head.toString('latin1') !== magic) throw new Error('bad segment magic');
+      const footer = this.read(this.size - FOOTER, FOOTER);
+      if (footer.toString('latin1', 16, 24) !== endOf(magic)) throw new Error('bad segment footer');
+      const off = footer.readDoubleLE(0);
+      const len = footer.readUInt32LE(8);
+      if (off + len + FOOTER !== this.size) throw new Error('bad segment index position');
+      const idx = this.read(off, len);
+      if (crc32(idx) !== footer.readUInt32LE(12)) throw new Error('segment index checksum mismatch');
+      this.index = unpack<I>(idx);
+    } catch (e) {
+      closeSync(this.fd);
+      throw e;
+    }
+  }
+
+  private read(off: number, len: number): Buffer {
+    const buf = Buffer.allocUnsafe(len);
+    let n = 0;
+    while (n < len) {
+      const r = readSync(this.fd, buf, n, len - n, off + n);
+      if (r === 0) throw new Error('unexpected end of segment');
+      n += r;
+    }
+    return buf;
+  }
+
+  /** The uncompressed payload of a block. */
+  block(ref: BlockRef): Buffer {
+    return inflateRawSync(this.read(ref.off, ref.len));
+  }
+
+  close(): void {
+    if (this.fd >= 0) closeSync(this.fd);
+    this.fd = -1;
+  }
+}
