@@ -16,7 +16,9 @@ const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
 /**
  * Candidate keys a request carries for its family. Real clients differ from the documented
  * header: the vendor API client sends DD-API-KEY, the search-engine client sends
- * `Authorization: ApiKey base64(id:key)`, shippers send `<ignored>:<key>`.
+ * `Authorization: ApiKey base64(id:key)` (or Basic), shippers send `<ignored>:<key>`.
+ * `Authorization: Bearer` is the remote-write family's header only: accepting it elsewhere
+ * would let a key in another family's documented header through (SPEC.md, Authentication).
  */
 export function ingestKeyCandidates(family: IngestAuthFamily, h: IncomingHttpHeaders): string[] {
   const out: string[] = [];
@@ -36,8 +38,6 @@ export function ingestKeyCandidates(family: IngestAuthFamily, h: IncomingHttpHea
           add(decoded.includes(':') ? decoded.slice(decoded.indexOf(':') + 1) : decoded);
           add(m[1]);
         }
-        const b = /^Bearer\s+(.+)$/i.exec(auth.trim());
-        if (b) add(b[1]);
         const basic = /^Basic\s+(.+)$/i.exec(auth.trim());
         if (basic) {
           const d = Buffer.from(basic[1]!, 'base64').toString('utf8');

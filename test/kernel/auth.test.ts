@@ -50,6 +50,14 @@ for (const [family, hdr] of Object.entries(FAMILY_HEADERS)) {
 test('a key in another family\'s header is not accepted', async () => {
   assert.is((await post('compat', { 'svc-api-key': KEY })).status, 400);
   assert.is((await post('svc', { 'compat-api-key': KEY })).status, 400);
+  // Every pairing of SPEC.md's table: only the family's own header counts (acceptance audit:
+  // `Authorization: Bearer <key>` used to pass on the Svc-Api-Key family).
+  for (const family of Object.keys(FAMILY_HEADERS)) {
+    for (const [other, hdr] of Object.entries(FAMILY_HEADERS)) {
+      if (other === family) continue;
+      assert.is((await post(family, hdr(KEY))).status, 400, `${other} header on ${family}`);
+    }
+  }
 });
 
 test('real-client header forms: DD-API-KEY, ApiKey base64(id:key), <ignored>:<key>', async () => {
