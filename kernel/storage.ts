@@ -170,60 +170,9 @@ export interface LogColumnBatch {
   readonly weights?: Float64Array;
 }
 
-/** Query of the optional columnar log scan (`LogStore.scanColumns`). */
-export interface LogColumnScanQuery {
-  /** [startNs, endNs) */
-  startNs: bigint;
-  endNs: bigint;
-  /** AND of label matchers on `labels` (exact, not a prefilter). */
-  matchers?: readonly LabelMatcher[];
-  /** RBAC scope on labels (exact). */
-  scope?: MatcherAlternatives;
-  /** Label names wanted as dictionary-coded columns, in this order. */
-  labels: readonly string[];
-  /** Also return each record's timestamp as Unix ms, floor(ns / 1e6). */
-  timestampsMs?: boolean;
-  /**
-   * The caller understands `LogColumnBatch.weights` (only meaningful without `timestampsMs`):
-   * a backend may then fold records with equal labels into one weighted row, e.g. from per-block
-   * per-stream record counts, instead of reading any column.
-   */
-  weighted?: boolean;
-  signal?: AbortSignal;
-}
-
-/** One label column of a columnar batch: `codes[i]` indexes `dict`; -1 = the record lacks the label. */
-export interface LabelColumn {
-  readonly dict: readonly string[];
-  /** null: every record of the batch has code 0 (dict of length 1) or lacks the label (empty dict). */
-  readonly codes: Int32Array | null;
-}
-
-/** A batch of the columnar scan: parallel columns, `length` records. */
-export interface LogColumnBatch {
-  readonly length: number;
-  /** Parallel to the query's `labels`. */
-  readonly labels: readonly LabelColumn[];
-  /** Present when `timestampsMs` was asked for. */
-  readonly timestampsMs?: Float64Array;
-  /**
-   * Only when the query was `weighted`: row i stands for `weights[i]` records (absent = 1 each;
-   * `length` then counts rows, not records).
-   */
-  readonly weights?: Float64Array;
-}
-
 export interface LogStore {
   append(records: readonly LogRecord[]): Promise<void>;
   scan(query: LogScanQuery): AsyncIterable<LogBatch>;
-  /**
-   * OPTIONAL: every record in range matching matchers and scope (exactly, no terms), in no
-   * particular order, as dictionary-coded label columns (and ms timestamps when asked) instead
-   * of LogRecords — for label-only aggregations (`* | count by service`, timeslice counts) that
-   * would otherwise build a record per line. Query engines feature-check it and fall back to
-   * `scan`. Dictionaries may differ between batches.
-   */
-  scanColumns?(query: LogColumnScanQuery): AsyncIterable<LogColumnBatch>;
   /**
    * OPTIONAL: every record in range matching matchers and scope (exactly, no terms), in no
    * particular order, as dictionary-coded label columns (and ms timestamps when asked) instead
