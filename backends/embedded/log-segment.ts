@@ -1,8 +1,10 @@
 /**
  * Immutable log segment files: blocks of up to 8,192 records sorted by (timestamp, seq), each
  * stored as deflated columns (timestamps as deltas, seqs, stream ids, messages, facets),
- * followed by an index with per-block time/seq bounds, the streams present and a trigram bloom
- * filter of the messages.
+ * followed by an index with per-block time/seq bounds, the streams present (with their record
+ * counts, so label-only counts need no column at all) and a trigram bloom filter of the messages.
+ * Facets are written one msgpack value per record (format 1) so a reader decodes only the
+ * records it returns; format-0 segments (one msgpack array per block) still read.
  *
  *   "LKLSEG01" | column bytes ... | index (msgpack) | f64 indexOffset | u32 indexLength | u32 crc32 | "LKLEND01"
  */
@@ -36,9 +38,15 @@ export interface BlockMeta {
   maxTs: bigint;
   minSeq: number;
   maxSeq: number;
-  /** Global stream ids present. */
+  /** Global stream ids present, ascending. */
   streams: Uint32Array;
+  /** Records per stream, parallel to `streams` (null in segments written before counts were kept). */
+  counts: Uint32Array | null;
   bloom: Uint8Array;
+  /** Facets column format: 0 = one msgpack array, 1 = per-record length-prefixed msgpack. */
+  fv: number;
+  /** Inflated size of each column (null in older files), so inflating is one allocation. */
+  raw: number[] | null;
   /** [offset, length] of each column: ts, seq, stream, msg, facets. */
   cols: Array<[number, number]>;
 }
@@ -46,7 +54,22 @@ export interface BlockMeta {
 interface IndexFile {
   streams: Record<string, string>[];
   lastSeq: number;
-  blocks: Array<{ n: number; minTs: bigint; maxTs: bigint; minSeq: number; maxSeq: number; streams: number[]; bloom: Uint8Array; cols: Array<[number, number]> }>;
+  blocks: Array<{
+    n: number;
+    minTs: bigint;
+    maxTs: bigint;
+    minSeq: number;
+    maxSeq: number;
+    streams: number[];
+    /** Records per entry of `streams` (absent in older files). */
+    sc?: number[];
+    bloom: Uint8Array;
+    cols: Array<[number, number]>;
+    /** Facets column format (absent = 0). */
+    fv?: number;
+    /** Inflated column sizes (absent in older files). */
+    raw?: number[];
+  }>;
 }
 
 function encodeTs(ts: BigInt64Array, from: number, to: number): Buffer {
@@ -85,7 +108,8 @@ export class LogSegment {
   maxTs = 0n;
   lastSeq = 0;
   minSeq = Infinity;
-  private cache = new Map<number, LogColumns>();
+  /** Segment-local stream id → global stream id. */
+  globalOf: number[] = [];
   closing = false;
 
   constructor(
@@ -108,11 +132,11 @@ export class LogSegment {
       const seqW = new ByteWriter((to - from) * 2 + 16);
       const stW = new ByteWriter((to - from) * 2 + 16);
       const msgW = new ByteWriter(1 << 16);
-      const present = new Set<number>();
+      const present = new Map<number, number>();
       let prevSeq = 0;
       let minSeq = Infinity;
       let maxSeq = 0;
-      const facets: (Facets | null)[] = [];
+      const facW = new ByteWriter(1 << 16);
       let anyFacets = false;
       for (let i = from; i < to; i++) {
         const s = cols.seq[i]!;
@@ -127,20 +151,21 @@ export class LogSegment {
           local.set(g, l);
           streamTable.push({ ...streamsOf(g) });
         }
-        present.add(l);
+        present.set(l, (present.get(l) ?? 0) + 1);
         stW.uvar(l);
         msgW.str(cols.msg[i]!);
         const f = cols.facets[i] ?? null;
-        if (f) anyFacets = true;
-        facets.push(f);
+        if (f) {
+          anyFacets = true;
+          const b = pack(f);
+          facW.uvar(b.length);
+          facW.ensure(b.length);
+          b.copy(facW.buf, facW.pos);
+          facW.pos += b.length;
+        } else facW.uvar(0);
       }
-      const colBufs = [
-        deflateRawSync(encodeTs(cols.ts, from, to), { level: 6 }),
-        deflateRawSync(seqW.view(), { level: 6 }),
-        deflateRawSync(stW.view(), { level: 6 }),
-        deflateRawSync(msgW.view(), { level: 6 }),
-        anyFacets ? deflateRawSync(pack(facets), { level: 6 }) : Buffer.alloc(0),
-      ];
+      const rawCols = [encodeTs(cols.ts, from, to), seqW.view(), stW.view(), msgW.view(), anyFacets ? facW.view() : Buffer.alloc(0)];
+      const colBufs = rawCols.map((b) => (b.length === 0 ? b : deflateRawSync(b, { level: 6 })));
       const at: Array<[number, number]> = [];
       for (const b of colBufs) {
         at.push([off, b.length]);
@@ -159,9 +184,12 @@ export class LogSegment {
         maxTs,
         minSeq,
         maxSeq,
-        streams: [...present].sort((a, b) => a - b),
+        streams: [...present.keys()],
+        sc: [...present.values()],
         bloom: bloomOf(cols.msg.slice(from, to)),
         cols: at,
+        fv: 1,
+        raw: rawCols.map((b) => b.length),
       });
     }
     const idx = pack(index);
@@ -191,21 +219,26 @@ export class LogSegment {
       const globalOf = index.streams.map((l) => streamId(Object.freeze(l)));
       seg.lastSeq = index.lastSeq;
       for (const b of index.blocks) {
+        // Global ids ascending (with their counts) so a query can probe a block by binary search.
+        const order = b.streams.map((_, k) => k).sort((x, y) => globalOf[b.streams[x]!]! - globalOf[b.streams[y]!]!);
         seg.blocks.push({
           n: b.n,
           minTs: b.minTs,
           maxTs: b.maxTs,
           minSeq: b.minSeq,
           maxSeq: b.maxSeq,
-          streams: Uint32Array.from(b.streams.map((l) => globalOf[l]!)),
+          streams: Uint32Array.from(order, (k) => globalOf[b.streams[k]!]!),
+          counts: b.sc && b.sc.length === b.streams.length ? Uint32Array.from(order, (k) => b.sc![k]!) : null,
           bloom: b.bloom,
           cols: b.cols,
+          fv: b.fv ?? 0,
+          raw: b.raw && b.raw.length === b.cols.length ? b.raw : null,
         });
       }
       seg.fd = fd;
       seg.bytes = size;
       seg.bounds();
-      (seg as unknown as { globalOf: number[] }).globalOf = globalOf;
+      seg.globalOf = globalOf;
       return seg;
     } catch (e) {
       closeSync(fd);
@@ -235,35 +268,25 @@ export class LogSegment {
     return buf;
   }
 
-  /** Decoded columns of block `i` (a small cache keeps recently read blocks). */
-  columns(i: number): LogColumns {
-    const hit = this.cache.get(i);
-    if (hit) return hit;
+  /** The inflated bytes of column `c` (0 ts, 1 seq, 2 stream, 3 msg, 4 facets) of block `i`. */
+  column(i: number, c: number): Buffer {
     const b = this.blocks[i]!;
-    const globalOf = (this as unknown as { globalOf: number[] }).globalOf;
-    const [ts, seq, st, msg, fac] = b.cols.map(([o, l]) => (l === 0 ? Buffer.alloc(0) : inflateRawSync(this.read(o, l))));
-    const seqR = new ByteReader(seq!);
-    const seqs = new Float64Array(b.n);
-    let prev = 0;
-    for (let k = 0; k < b.n; k++) seqs[k] = prev += seqR.svar();
-    const stR = new ByteReader(st!);
-    const streams = new Uint32Array(b.n);
-    for (let k = 0; k < b.n; k++) streams[k] = globalOf[stR.uvar()]!;
-    const msgR = new ByteReader(msg!);
-    const msgs: string[] = new Array(b.n);
-    for (let k = 0; k < b.n; k++) msgs[k] = msgR.str();
-    const facets = fac!.length ? unpack<(Facets | null)[]>(fac!) : new Array<Facets | null>(b.n).fill(null);
-    const cols: LogColumns = { n: b.n, ts: decodeTs(ts!, b.n), seq: seqs, stream: streams, msg: msgs, facets };
-    if (this.cache.size >= 16) this.cache.delete(this.cache.keys().next().value!);
-    this.cache.set(i, cols);
-    return cols;
+    const [o, l] = b.cols[c]!;
+    if (l === 0) return Buffer.alloc(0);
+    // One output chunk of the known size: no chunk list to concatenate.
+    const chunkSize = Math.max(1024, b.raw ? b.raw[c]! + 64 : Math.min(l * 8, 4 << 20));
+    return inflateRawSync(this.read(o, l), { chunkSize });
+  }
+
+  /** A lazy reader of block `i`: each column is inflated on first use only. */
+  reader(i: number): BlockReader {
+    return new BlockReader(this, i);
   }
 
   release(delayMs = 60_000): void {
     if (this.closing) return;
     this.closing = true;
     const fd = this.fd;
-    this.cache.clear();
     const t = setTimeout(() => {
       try {
         closeSync(fd);
@@ -283,5 +306,152 @@ export class LogSegment {
       }
       this.fd = -1;
     }
+  }
+}
+
+/** Timestamps of a block as Number offsets (ns) from its first one; null when they don't fit. */
+export interface TsOffsets {
+  base: bigint;
+  off: Float64Array;
+}
+
+const SAFE_SPAN = 2 ** 52;
+
+/** Decodes the ts column into offsets from the first timestamp without a BigInt per record. */
+export function decodeTsOffsets(b: Buffer, n: number): TsOffsets | null {
+  if (n === 0) return { base: 0n, off: new Float64Array(0) };
+  const r = new ByteReader(b);
+  const off = new Float64Array(n);
+  if (r.svar() !== 0) return null;
+  const base = r.i64();
+  let prev = 0;
+  for (let i = 1; i < n; i++) {
+    const z = r.svar();
+    if (z === 0) {
+      const d = r.i64() - base;
+      if (d >= BigInt(SAFE_SPAN) || d <= -BigInt(SAFE_SPAN)) return null;
+      prev = Number(d);
+    } else prev += z > 0 ? z - 1 : z;
+    if (prev >= SAFE_SPAN || prev <= -SAFE_SPAN) return null;
+    off[i] = prev;
+  }
+  return { base, off };
+}
+
+/** floor(ns / 1e6) of a BigInt timestamp, as a Number of ms. */
+export function floorMs(ns: bigint): number {
+  const q = ns / 1_000_000n;
+  return Number(ns < 0n && q * 1_000_000n !== ns ? q - 1n : q);
+}
+
+/** Unix ms of every record from offsets: floor((base + off) / 1e6) in exact integer steps. */
+export function offsetsToMs(t: TsOffsets, rows: ArrayLike<number> | null, n: number, out: Float64Array): void {
+  const baseMs = floorMs(t.base);
+  const rem = Number(t.base - BigInt(baseMs) * 1_000_000n); // in [0, 1e6)
+  for (let k = 0; k < n; k++) {
+    const x = rem + t.off[rows === null ? k : rows[k]!]!;
+    let q = Math.floor(x / 1e6);
+    if (q * 1e6 > x) q--;
+    else if ((q + 1) * 1e6 <= x) q++;
+    out[k] = baseMs + q;
+  }
+}
+
+/**
+ * One block, read column by column on demand: a query that filters by stream and time touches
+ * the small columns only, and inflates messages and facets just for blocks with survivors
+ * (and parses facets just for the records it returns).
+ */
+export class BlockReader {
+  readonly n: number;
+  readonly meta: BlockMeta;
+  private _streams: Uint32Array | null = null;
+  private _seq: Float64Array | null = null;
+  private _ts: BigInt64Array | null = null;
+  private _off: TsOffsets | null | undefined;
+  private _msg: Buffer | null = null;
+  private _msgAt: Uint32Array | null = null;
+  private _fac: Buffer | null = null;
+  private _facAt: Uint32Array | null = null;
+  private _facArr: (Facets | null)[] | null = null;
+
+  constructor(
+    private readonly seg: LogSegment,
+    private readonly bi: number,
+  ) {
+    this.meta = seg.blocks[bi]!;
+    this.n = this.meta.n;
+  }
+
+  /** Global stream id of every record. */
+  streams(): Uint32Array {
+    if (this._streams) return this._streams;
+    const r = new ByteReader(this.seg.column(this.bi, 2));
+    const g = this.seg.globalOf;
+    const out = new Uint32Array(this.n);
+    for (let k = 0; k < this.n; k++) out[k] = g[r.uvar()]!;
+    return (this._streams = out);
+  }
+
+  seqs(): Float64Array {
+    if (this._seq) return this._seq;
+    const r = new ByteReader(this.seg.column(this.bi, 1));
+    const out = new Float64Array(this.n);
+    let prev = 0;
+    for (let k = 0; k < this.n; k++) out[k] = prev += r.svar();
+    return (this._seq = out);
+  }
+
+  /** Offsets form of the timestamps (null when the block spans more than 2^52 ns). */
+  offsets(): TsOffsets | null {
+    if (this._off === undefined) {
+      this._off = decodeTsOffsets(this.seg.column(this.bi, 0), this.n);
+      if (this._off === null) this._ts = decodeTs(this.seg.column(this.bi, 0), this.n);
+    }
+    return this._off;
+  }
+
+  tsAt(k: number): bigint {
+    const o = this.offsets();
+    return o ? o.base + BigInt(o.off[k]!) : this._ts![k]!;
+  }
+
+  msgAt(k: number): string {
+    if (!this._msg) {
+      const b = (this._msg = this.seg.column(this.bi, 3));
+      const at = (this._msgAt = new Uint32Array(this.n * 2));
+      const r = new ByteReader(b);
+      for (let i = 0; i < this.n; i++) {
+        const len = r.uvar();
+        at[2 * i] = r.pos;
+        at[2 * i + 1] = len;
+        r.pos += len;
+      }
+    }
+    const start = this._msgAt![2 * k]!;
+    return this._msg.toString('utf8', start, start + this._msgAt![2 * k + 1]!);
+  }
+
+  facetsAt(k: number): Facets | null {
+    if (this.meta.cols[4]![1] === 0) return null;
+    if (this.meta.fv === 0) {
+      this._facArr ??= unpack<(Facets | null)[]>(this.seg.column(this.bi, 4));
+      return this._facArr[k] ?? null;
+    }
+    if (!this._fac) {
+      const b = (this._fac = this.seg.column(this.bi, 4));
+      const at = (this._facAt = new Uint32Array(this.n * 2));
+      const r = new ByteReader(b);
+      for (let i = 0; i < this.n; i++) {
+        const len = r.uvar();
+        at[2 * i] = r.pos;
+        at[2 * i + 1] = len;
+        r.pos += len;
+      }
+    }
+    const len = this._facAt![2 * k + 1]!;
+    if (len === 0) return null;
+    const start = this._facAt![2 * k]!;
+    return unpack<Facets>(this._fac.subarray(start, start + len));
   }
 }

@@ -10,11 +10,11 @@ import { compileAlternatives, compileMatchers, type LabelMatcher, type MatcherAl
 import type { Labels, LogRecord } from '../../kernel/models.js';
 import { labelsKey } from '../../kernel/models.js';
 import type { Logger } from '../../kernel/logger.js';
-import type { LogBatch, LogScanQuery, LogStore } from '../../kernel/storage.js';
+import type { LabelColumn, LogBatch, LogColumnBatch, LogColumnScanQuery, LogScanQuery, LogStore } from '../../kernel/storage.js';
 import { bloomMayContain } from './bloom.js';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { writeFileAtomic } from './files.js';
-import { LogSegment, type Facets, type LogColumns } from './log-segment.js';
+import { BlockReader, floorMs, LogSegment, offsetsToMs, type Facets, type LogColumns } from './log-segment.js';
 import { pack, unpack } from './pack.js';
 import { readLabels, writeLabels } from './sample-codec.js';
 import { Wal, type FsyncPolicy } from './wal.js';
@@ -30,23 +30,33 @@ export interface LogStoreOptions {
 
 const EMPTY_FACETS: Facets = Object.freeze({});
 const BATCH = 1024;
+/** Rows per head chunk a scan treats like a block. */
+const CHUNK = 8192;
+/** Decoded blocks kept for paging (a reader holds at most its inflated columns). */
+const READER_CACHE = 16;
 
 /** The mutable head: plain arrays, appended in ingestion (seq) order. */
 class Head {
   ts: bigint[] = [];
+  /** floor(ts / 1e6) per record, for columnar scans. */
+  ms: number[] = [];
   seq: number[] = [];
   stream: number[] = [];
   msg: string[] = [];
   facets: (Facets | null)[] = [];
   minTs = 0n;
   maxTs = 0n;
+  /** True while timestamps arrived in non-decreasing order (then chunks are time-sorted). */
+  sorted = true;
   get n(): number {
     return this.ts.length;
   }
   push(ts: bigint, seq: number, stream: number, msg: string, facets: Facets | null): void {
     if (this.ts.length === 0 || ts < this.minTs) this.minTs = ts;
+    if (this.ts.length > 0 && ts < this.maxTs) this.sorted = false;
     if (this.ts.length === 0 || ts > this.maxTs) this.maxTs = ts;
     this.ts.push(ts);
+    this.ms.push(floorMs(ts));
     this.seq.push(seq);
     this.stream.push(stream);
     this.msg.push(msg);
@@ -63,22 +73,72 @@ class Head {
       facets: this.facets,
     };
   }
+  streams(): ArrayLike<number> {
+    return this.stream;
+  }
+  seqs(): ArrayLike<number> {
+    return this.seq;
+  }
+  tsAt(k: number): bigint {
+    return this.ts[k]!;
+  }
+  msgAt(k: number): string {
+    return this.msg[k]!;
+  }
+  facetsAt(k: number): Facets | null {
+    return this.facets[k] ?? null;
+  }
 }
 
-/** Something a scan reads: a segment block, the head being flushed, or the head. */
+/** What rows are read from: the head or a segment block. */
+type RowSource = Head | BlockReader;
+
+/**
+ * Something a scan reads: rows [from, to) of a segment block or of the head, with time bounds.
+ * Head chunks are only time-sorted while the head is.
+ */
 interface Source {
   minTs: bigint;
   maxTs: bigint;
-  /** Rows to read (the head's length when the scan started). */
-  n?: number;
-  load(): LogColumns | Head;
+  from: number;
+  to: number;
+  seg?: LogSegment;
+  bi?: number;
+  head?: Head;
 }
 
 interface Row {
   ts: bigint;
   seq: number;
-  src: LogColumns | Head;
+  src: RowSource;
   i: number;
+}
+
+/** The stream ids a query may read, as a predicate and (when few) as a sorted list. */
+interface StreamFilter {
+  ok: (id: number) => boolean;
+  /** null = every stream. */
+  list: number[] | null;
+}
+
+function blockHasAny(streams: Uint32Array, f: StreamFilter): boolean {
+  if (f.list === null) return true;
+  if (f.list.length < streams.length >>> 3) {
+    for (const id of f.list) {
+      let lo = 0;
+      let hi = streams.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >>> 1;
+        const v = streams[mid]!;
+        if (v === id) return true;
+        if (v < id) lo = mid + 1;
+        else hi = mid - 1;
+      }
+    }
+    return false;
+  }
+  for (let k = 0; k < streams.length; k++) if (f.ok(streams[k]!)) return true;
+  return false;
 }
 
 const segName = (gen: number) => String(gen).padStart(10, '0') + '.lseg';
@@ -98,6 +158,7 @@ export class EmbeddedLogStore implements LogStore {
   private readonly w = new ByteWriter(1 << 20);
   private flushQueued = false;
   private maintenanceChain: Promise<unknown> = Promise.resolve();
+  private readonly readers = new Map<string, BlockReader>();
 
   constructor(private readonly opts: LogStoreOptions) {
     this.segDir = join(opts.dir, 'segments');
@@ -275,42 +336,59 @@ export class EmbeddedLogStore implements LogStore {
       rmSync(s.path, { force: true });
       s.release();
     }
+    for (const key of [...this.readers.keys()]) if (expired.some((s) => key.startsWith(`${s.gen}:`))) this.readers.delete(key);
     return expired.length;
   }
 
-  /** A predicate over stream ids for matchers AND scope (evaluated once per stream). */
-  private streamFilter(matchers: readonly LabelMatcher[] | undefined, scope: MatcherAlternatives | undefined): (id: number) => boolean {
-    if ((!matchers || matchers.length === 0) && scope === undefined) return () => true;
+  /** The streams matching matchers AND scope, decided once per stream per query. */
+  private streamFilter(matchers: readonly LabelMatcher[] | undefined, scope: MatcherAlternatives | undefined): StreamFilter {
+    if ((!matchers || matchers.length === 0) && scope === undefined) return { ok: () => true, list: null };
     const m = compileMatchers(matchers ?? []);
     const s = compileAlternatives(scope);
-    const memo: (boolean | undefined)[] = [];
-    return (id) => {
-      let v = memo[id];
-      if (v === undefined) {
-        const l = this.streams[id]!;
-        v = memo[id] = m(l) && s(l);
+    const n = this.streams.length;
+    const okArr = new Uint8Array(n);
+    const list: number[] = [];
+    for (let id = 0; id < n; id++) {
+      const l = this.streams[id]!;
+      if (m(l) && s(l)) {
+        okArr[id] = 1;
+        list.push(id);
       }
-      return v;
-    };
+    }
+    // Streams created during the scan belong to records it does not read.
+    return { ok: (id) => okArr[id] === 1, list };
+  }
+
+  /** A cached lazy reader of a block (paging reads the same newest blocks again and again). */
+  private reader(seg: LogSegment, bi: number): BlockReader {
+    const key = `${seg.gen}:${bi}`;
+    let r = this.readers.get(key);
+    if (r) this.readers.delete(key);
+    else r = seg.reader(bi);
+    this.readers.set(key, r);
+    if (this.readers.size > READER_CACHE) this.readers.delete(this.readers.keys().next().value!);
+    return r;
   }
 
   async tail(afterSeq: number, scope?: MatcherAlternatives): Promise<{ records: LogRecord[]; seqs: number[] }> {
-    const ok = this.streamFilter(undefined, scope);
+    const { ok } = this.streamFilter(undefined, scope);
     const rows: Row[] = [];
-    const take = (src: LogColumns | Head) => {
-      for (let i = 0; i < src.n; i++) {
-        const s = src.seq[i]!;
-        if (s > afterSeq && ok(src.stream[i]!)) rows.push({ ts: src.ts[i]!, seq: s, src, i });
+    const take = (src: RowSource, n: number) => {
+      const seqs = src.seqs();
+      const streams = src.streams();
+      for (let i = 0; i < n; i++) {
+        const s = seqs[i]!;
+        if (s > afterSeq && ok(streams[i]!)) rows.push({ ts: src.tsAt(i), seq: s, src, i });
       }
     };
     for (const seg of this.segments) {
       if (seg.lastSeq <= afterSeq) continue;
       seg.blocks.forEach((b, bi) => {
-        if (b.maxSeq > afterSeq) take(seg.columns(bi));
+        if (b.maxSeq > afterSeq) take(this.reader(seg, bi), b.n);
       });
     }
-    if (this.flushing) take(this.flushing);
-    take(this.head);
+    if (this.flushing) take(this.flushing, this.flushing.n);
+    take(this.head, this.head.n);
     rows.sort((a, b) => a.seq - b.seq);
     return { records: rows.map((r) => this.record(r)), seqs: rows.map((r) => r.seq) };
   }
@@ -318,15 +396,52 @@ export class EmbeddedLogStore implements LogStore {
   private record(r: Row): LogRecord {
     return {
       timestampNs: r.ts,
-      message: r.src.msg[r.i]!,
-      labels: this.streams[r.src.stream[r.i]!]!,
-      facets: r.src.facets[r.i] ?? EMPTY_FACETS,
+      message: r.src.msgAt(r.i),
+      labels: this.streams[r.src.streams()[r.i]!]!,
+      facets: r.src.facetsAt(r.i) ?? EMPTY_FACETS,
     };
   }
 
+  /** Blocks and head chunks overlapping [start, end], in no particular order. */
+  private sources(start: bigint, end: bigint): Source[] {
+    const out: Source[] = [];
+    for (const seg of this.segments) {
+      if (seg.maxTs < start || seg.minTs > end) continue;
+      seg.blocks.forEach((b, bi) => {
+        if (b.maxTs < start || b.minTs > end) return;
+        out.push({ minTs: b.minTs, maxTs: b.maxTs, from: 0, to: b.n, seg, bi });
+      });
+    }
+    for (const h of [this.flushing, this.head]) {
+      if (!h || h.n === 0 || h.maxTs < start || h.minTs > end) continue;
+      // The head's current length: appends during the scan are not part of it. Head arrays only
+      // grow (a flush swaps in a new head), so row indexes stay valid.
+      const n = h.n;
+      if (!h.sorted) {
+        out.push({ minTs: h.minTs, maxTs: h.maxTs, from: 0, to: n, head: h });
+        continue;
+      }
+      for (let from = 0; from < n; from += CHUNK) {
+        const to = Math.min(n, from + CHUNK);
+        if (h.ts[to - 1]! < start || h.ts[from]! > end) continue;
+        out.push({ minTs: h.ts[from]!, maxTs: h.ts[to - 1]!, from, to, head: h });
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Newest (or oldest) first: sources are visited in bound order and rows are released as soon
+   * as no unread source can precede them, so a first page touches one or two blocks. Blocks are
+   * skipped by stream postings and message blooms before any column is read; in the rest only
+   * the stream/seq columns are decoded for every record, timestamps and messages only for
+   * records that still match, facets only for records returned.
+   */
   async *scan(q: LogScanQuery): AsyncIterable<LogBatch> {
     const desc = (q.order ?? 'desc') === 'desc';
-    const ok = this.streamFilter(q.matchers, q.scope);
+    const filter = this.streamFilter(q.matchers, q.scope);
+    const ok = filter.ok;
+    const all = filter.list === null;
     const terms = (q.terms ?? []).filter((t) => t.length > 0).map((t) => t.toLowerCase());
     let afterTs: bigint | undefined;
     let afterSeq = 0;
@@ -341,27 +456,10 @@ export class EmbeddedLogStore implements LogStore {
     }
     const start = q.startNs;
     const end = q.endNs - 1n; // inclusive upper bound
-    const sources: Source[] = [];
-    for (const seg of this.segments) {
-      if (seg.maxTs < start || seg.minTs > end) continue;
-      seg.blocks.forEach((b, bi) => {
-        if (b.maxTs < start || b.minTs > end) return;
-        if (afterTs !== undefined && (desc ? b.minTs > afterTs : b.maxTs < afterTs)) return;
-        let any = false;
-        for (const s of b.streams) if (ok(s)) {
-          any = true;
-          break;
-        }
-        if (!any || (terms.length > 0 && !bloomMayContain(b.bloom, terms))) return;
-        sources.push({ minTs: b.minTs, maxTs: b.maxTs, load: () => seg.columns(bi) });
-      });
-    }
-    for (const h of [this.flushing, this.head]) {
-      if (!h || h.n === 0 || h.maxTs < start || h.minTs > end) continue;
-      // The head's current length: appends during the scan are not part of it. Head arrays only
-      // grow (a flush swaps in a new head), so row indexes stay valid.
-      sources.push({ minTs: h.minTs, maxTs: h.maxTs, n: h.n, load: () => h });
-    }
+    let limit = q.limit !== undefined && q.limit > 0 ? q.limit : Infinity;
+    const sources = this.sources(start, end).filter(
+      (src) => afterTs === undefined || (desc ? src.minTs <= afterTs : src.maxTs >= afterTs),
+    );
     if (desc) sources.sort((a, b) => (a.maxTs > b.maxTs ? -1 : a.maxTs < b.maxTs ? 1 : 0));
     else sources.sort((a, b) => (a.minTs < b.minTs ? -1 : a.minTs > b.minTs ? 1 : 0));
     const cmp = desc
@@ -371,29 +469,7 @@ export class EmbeddedLogStore implements LogStore {
     for (let si = 0; si <= sources.length; si++) {
       if (q.signal?.aborted) return;
       const src = sources[si];
-      if (src) {
-        const cols = src.load();
-        const n = src.n ?? cols.n;
-        for (let i = 0; i < n; i++) {
-          const ts = cols.ts[i]!;
-          if (ts < start || ts > end) continue;
-          const seq = cols.seq[i]!;
-          if (afterTs !== undefined) {
-            if (desc ? ts > afterTs || (ts === afterTs && seq >= afterSeq) : ts < afterTs || (ts === afterTs && seq <= afterSeq)) continue;
-          }
-          if (!ok(cols.stream[i]!)) continue;
-          if (terms.length > 0) {
-            const m = cols.msg[i]!.toLowerCase();
-            let all = true;
-            for (const t of terms) if (!m.includes(t)) {
-              all = false;
-              break;
-            }
-            if (!all) continue;
-          }
-          pool.push({ ts, seq, src: cols, i });
-        }
-      }
+      if (src) this.collect(src, { start, end, desc, afterTs, afterSeq, all, ok, terms, filter }, pool);
       // Rows beyond the next source's bound cannot be preceded by anything unread.
       const next = sources[si + 1];
       if (pool.length === 0) continue;
@@ -403,12 +479,207 @@ export class EmbeddedLogStore implements LogStore {
         cut = 0;
         while (cut < pool.length && (desc ? pool[cut]!.ts > next.maxTs : pool[cut]!.ts < next.minTs)) cut++;
       }
+      cut = Math.min(cut, limit);
       for (let k = 0; k < cut; k += BATCH) {
         const slice = pool.slice(k, Math.min(cut, k + BATCH));
         const last = slice[slice.length - 1]!;
         yield { records: slice.map((r) => this.record(r)), seqs: slice.map((r) => r.seq), position: `${last.ts}:${last.seq}` };
       }
+      limit -= cut;
+      if (limit <= 0) return;
       pool = pool.slice(cut);
+    }
+  }
+
+  /** Adds the rows of one source that pass the query to `pool`. */
+  private collect(
+    src: Source,
+    c: {
+      start: bigint;
+      end: bigint;
+      desc: boolean;
+      afterTs: bigint | undefined;
+      afterSeq: number;
+      all: boolean;
+      ok: (id: number) => boolean;
+      terms: string[];
+      filter: StreamFilter;
+    },
+    pool: Row[],
+  ): void {
+    let rdr: RowSource;
+    if (src.seg) {
+      const meta = src.seg.blocks[src.bi!]!;
+      if (!blockHasAny(meta.streams, c.filter)) return;
+      if (c.terms.length > 0 && !bloomMayContain(meta.bloom, c.terms)) return;
+      rdr = this.reader(src.seg, src.bi!);
+    } else rdr = src.head!;
+    // Whole-source bounds spare the per-record time checks in the common case.
+    const inRange = src.minTs >= c.start && src.maxTs <= c.end;
+    const pastAfter = c.afterTs === undefined || (c.desc ? src.maxTs < c.afterTs : src.minTs > c.afterTs);
+    const streams = rdr.streams();
+    const seqs = rdr.seqs();
+    const { start, end, afterTs, afterSeq, desc, ok, all, terms } = c;
+    for (let i = src.from; i < src.to; i++) {
+      if (!all && !ok(streams[i]!)) continue;
+      const ts = rdr.tsAt(i);
+      if (!inRange && (ts < start || ts > end)) continue;
+      const seq = seqs[i]!;
+      if (!pastAfter && afterTs !== undefined) {
+        if (desc ? ts > afterTs || (ts === afterTs && seq >= afterSeq) : ts < afterTs || (ts === afterTs && seq <= afterSeq)) continue;
+      }
+      if (terms.length > 0) {
+        const m = rdr.msgAt(i).toLowerCase();
+        let every = true;
+        for (const t of terms)
+          if (!m.includes(t)) {
+            every = false;
+            break;
+          }
+        if (!every) continue;
+      }
+      pool.push({ ts, seq, src: rdr, i });
+    }
+  }
+
+  /**
+   * The columnar scan (see LogStore.scanColumns): label values come from the stream table, so a
+   * block wholly inside the range is counted from its per-stream record counts without reading
+   * a column; otherwise only the stream (and, when asked, timestamp) columns are decoded.
+   */
+  async *scanColumns(q: LogColumnScanQuery): AsyncIterable<LogColumnBatch> {
+    const filter = this.streamFilter(q.matchers, q.scope);
+    const start = q.startNs;
+    const end = q.endNs - 1n;
+    const nl = q.labels.length;
+    const dicts: string[][] = q.labels.map(() => []);
+    const dictIndex = q.labels.map(() => new Map<string, number>());
+    let snapshot: (readonly string[])[] = dicts.map((d) => d.slice());
+    let snapshotSizes = dicts.map(() => 0);
+    // streamCodes[l][id]: code of stream id's value of label l; -2 = not computed yet.
+    const streamCodes = q.labels.map(() => new Int32Array(this.streams.length).fill(-2));
+    const code = (l: number, id: number): number => {
+      let c = streamCodes[l]![id]!;
+      if (c !== -2) return c;
+      const v = this.streams[id]![q.labels[l]!];
+      if (v === undefined) c = -1;
+      else {
+        const m = dictIndex[l]!;
+        const known = m.get(v);
+        if (known === undefined) m.set(v, (c = dicts[l]!.push(v) - 1));
+        else c = known;
+      }
+      streamCodes[l]![id] = c;
+      return c;
+    };
+    const batch = (n: number, codes: Int32Array[], ms: Float64Array | undefined): LogColumnBatch => {
+      if (dicts.some((d, l) => d.length !== snapshotSizes[l])) {
+        snapshot = dicts.map((d) => d.slice());
+        snapshotSizes = dicts.map((d) => d.length);
+      }
+      const labels: LabelColumn[] = codes.map((c, l) => ({ dict: snapshot[l]!, codes: c }));
+      return ms ? { length: n, labels, timestampsMs: ms } : { length: n, labels };
+    };
+    const fromRows = (streams: ArrayLike<number>, rows: Int32Array, n: number): Int32Array[] => {
+      const out: Int32Array[] = [];
+      for (let l = 0; l < nl; l++) {
+        const c = new Int32Array(n);
+        for (let k = 0; k < n; k++) c[k] = code(l, streams[rows[k]!]!);
+        out.push(c);
+      }
+      return out;
+    };
+    // Weighted: records per stream, folded over every source, then one row per stream.
+    const acc = q.weighted && !q.timestampsMs ? new Float64Array(this.streams.length) : null;
+    for (const src of this.sources(start, end)) {
+      if (q.signal?.aborted) return;
+      const inRange = src.minTs >= start && src.maxTs <= end;
+      if (src.seg) {
+        const meta = src.seg.blocks[src.bi!]!;
+        if (!blockHasAny(meta.streams, filter)) continue;
+        if (acc && inRange && meta.counts) {
+          for (let k = 0; k < meta.streams.length; k++) if (filter.ok(meta.streams[k]!)) acc[meta.streams[k]!]! += meta.counts[k]!;
+          continue;
+        }
+        if (inRange && !q.timestampsMs && meta.counts) {
+          // Counts per stream are all a label-only aggregation needs: codes are runs.
+          let n = 0;
+          for (let k = 0; k < meta.streams.length; k++) if (filter.ok(meta.streams[k]!)) n += meta.counts[k]!;
+          const codes = q.labels.map(() => new Int32Array(n));
+          let at = 0;
+          for (let k = 0; k < meta.streams.length; k++) {
+            const id = meta.streams[k]!;
+            if (!filter.ok(id)) continue;
+            const cnt = meta.counts[k]!;
+            for (let l = 0; l < nl; l++) codes[l]!.fill(code(l, id), at, at + cnt);
+            at += cnt;
+          }
+          yield batch(n, codes, undefined);
+          continue;
+        }
+        // A fresh reader: a full scan must not evict the paging cache or hold columns.
+        const rdr = src.seg.reader(src.bi!);
+        const streams = rdr.streams();
+        const off = inRange && !q.timestampsMs ? null : rdr.offsets();
+        const rows = new Int32Array(rdr.n);
+        let n = 0;
+        for (let i = 0; i < rdr.n; i++) {
+          if (!filter.ok(streams[i]!)) continue;
+          if (!inRange) {
+            const ts = rdr.tsAt(i);
+            if (ts < start || ts > end) continue;
+          }
+          rows[n++] = i;
+        }
+        if (acc) {
+          for (let k = 0; k < n; k++) acc[streams[rows[k]!]!]!++;
+          continue;
+        }
+        if (n === 0) continue;
+        let ms: Float64Array | undefined;
+        if (q.timestampsMs) {
+          ms = new Float64Array(n);
+          if (off) offsetsToMs(off, rows, n, ms);
+          else for (let k = 0; k < n; k++) ms[k] = floorMs(rdr.tsAt(rows[k]!));
+        }
+        yield batch(n, fromRows(streams, rows, n), ms);
+        continue;
+      }
+      const h = src.head!;
+      // Head chunks (or the whole unsorted head) in CHUNK-row batches.
+      for (let from = src.from; from < src.to; from += CHUNK) {
+        const to = Math.min(src.to, from + CHUNK);
+        const rows = new Int32Array(to - from);
+        let n = 0;
+        for (let i = from; i < to; i++) {
+          if (!filter.ok(h.stream[i]!)) continue;
+          if (!inRange) {
+            const ts = h.ts[i]!;
+            if (ts < start || ts > end) continue;
+          }
+          rows[n++] = i;
+        }
+        if (acc) {
+          for (let k = 0; k < n; k++) acc[h.stream[rows[k]!]!]!++;
+          continue;
+        }
+        if (n === 0) continue;
+        let ms: Float64Array | undefined;
+        if (q.timestampsMs) {
+          ms = new Float64Array(n);
+          for (let k = 0; k < n; k++) ms[k] = h.ms[rows[k]!]!;
+        }
+        yield batch(n, fromRows(h.stream, rows, n), ms);
+      }
+    }
+    if (acc) {
+      const ids: number[] = [];
+      for (let id = 0; id < acc.length; id++) if (acc[id]! > 0) ids.push(id);
+      if (ids.length === 0) return;
+      const rows = Int32Array.from(ids.keys());
+      const codes = fromRows(ids, rows, ids.length);
+      const b = batch(ids.length, codes, undefined);
+      yield { ...b, weights: Float64Array.from(ids, (id) => acc[id]!) };
     }
   }
 

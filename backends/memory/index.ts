@@ -25,7 +25,10 @@ import type {
   CardinalityStats,
   EventScanQuery,
   EventStore,
+  LabelColumn,
   LogBatch,
+  LogColumnBatch,
+  LogColumnScanQuery,
   LogScanQuery,
   LogStore,
   MetaStore,
@@ -230,9 +233,15 @@ const containsAllTerms = (msg: string, terms: readonly string[] | undefined): bo
   return terms.every((t) => lower.includes(t.toLowerCase()));
 };
 
-/** Records kept in ingestion order; scans filter and sort per call. */
+/**
+ * Records kept in ingestion order (seq = index + 1) plus a permutation sorted by (timestamp,
+ * seq), brought up to date by the first scan after an append: new records are sorted alone and
+ * merged (appended when they are not older than what is sorted, the usual case). A scan then
+ * binary-searches its range and walks it in order, so a first page reads ~limit records.
+ */
 export class MemoryLogStore implements LogStore {
   private readonly records: LogRecord[] = [];
+  private sorted: number[] = [];
 
   async append(records: readonly LogRecord[]): Promise<void> {
     for (const r of records) this.records.push(r);
@@ -255,39 +264,180 @@ export class MemoryLogStore implements LogStore {
     return { records, seqs };
   }
 
+  private before(a: number, b: number): boolean {
+    const ta = this.records[a]!.timestampNs;
+    const tb = this.records[b]!.timestampNs;
+    return ta < tb || (ta === tb && a < b);
+  }
+
+  private sortedIndex(): number[] {
+    const have = this.sorted.length;
+    const n = this.records.length;
+    if (have === n) return this.sorted;
+    const fresh: number[] = [];
+    for (let i = have; i < n; i++) fresh.push(i);
+    fresh.sort((a, b) => (this.before(a, b) ? -1 : 1));
+    const old = this.sorted;
+    if (have === 0 || this.before(old[have - 1]!, fresh[0]!)) {
+      for (const i of fresh) old.push(i);
+      return old;
+    }
+    const merged: number[] = new Array(have + fresh.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < have && j < fresh.length) merged[k++] = this.before(old[i]!, fresh[j]!) ? old[i++]! : fresh[j++]!;
+    while (i < have) merged[k++] = old[i++]!;
+    while (j < fresh.length) merged[k++] = fresh[j++]!;
+    this.sorted = merged;
+    return merged;
+  }
+
+  /** First index in `idx` whose (ts, seq) is not below (ts, seq). */
+  private lowerBound(idx: readonly number[], ts: bigint, seq: number): number {
+    let lo = 0;
+    let hi = idx.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const r = idx[mid]!;
+      const t = this.records[r]!.timestampNs;
+      if (t < ts || (t === ts && r + 1 < seq)) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Sorted-index bounds [lo, hi) of records in [startNs, endNs). */
+  private range(idx: readonly number[], startNs: bigint, endNs: bigint): [number, number] {
+    return [this.lowerBound(idx, startNs, 0), this.lowerBound(idx, endNs, 0)];
+  }
+
+  /** A per-label-set memo of matchers AND scope (label objects are usually shared per stream). */
+  private labelFilter(matchers: readonly LabelMatcher[] | undefined, scope: MatcherAlternatives | undefined): (l: Labels) => boolean {
+    if ((!matchers || matchers.length === 0) && scope === undefined) return () => true;
+    const match = compileMatchers(matchers ?? []);
+    const inScope = compileAlternatives(scope);
+    const memo = new WeakMap<Labels, boolean>();
+    return (l) => {
+      let v = memo.get(l);
+      if (v === undefined) memo.set(l, (v = match(l) && inScope(l)));
+      return v;
+    };
+  }
+
   async *scan(q: LogScanQuery): AsyncIterable<LogBatch> {
-    const match = compileMatchers(q.matchers ?? []);
-    const inScope = compileAlternatives(q.scope);
-    const idx: number[] = [];
-    for (let i = 0; i < this.records.length; i++) {
-      const r = this.records[i]!;
-      if (r.timestampNs < q.startNs || r.timestampNs >= q.endNs) continue;
-      if (!match(r.labels) || !inScope(r.labels) || !containsAllTerms(r.message, q.terms)) continue;
-      idx.push(i);
-    }
+    const ok = this.labelFilter(q.matchers, q.scope);
+    const idx = this.sortedIndex();
+    let [lo, hi] = this.range(idx, q.startNs, q.endNs);
     const desc = (q.order ?? 'desc') === 'desc';
-    idx.sort((a, b) => {
-      const ta = this.records[a]!.timestampNs;
-      const tb = this.records[b]!.timestampNs;
-      if (ta !== tb) return desc ? (ta > tb ? -1 : 1) : ta < tb ? -1 : 1;
-      return desc ? b - a : a - b;
-    });
-    let start = 0;
-    if (q.after !== undefined) {
-      const pos = Number(q.after);
-      const at = idx.indexOf(pos);
-      start = at >= 0 ? at + 1 : 0;
+    const after = q.after === undefined ? null : /^(-?\d+):(\d+)$/.exec(q.after);
+    if (after) {
+      const ts = BigInt(after[1]!);
+      const seq = Number(after[2]!);
+      const at = this.lowerBound(idx, ts, seq);
+      if (desc) hi = Math.min(hi, at);
+      else lo = Math.max(lo, at < idx.length && idx[at]! + 1 === seq ? at + 1 : at);
     }
+    let left = q.limit !== undefined && q.limit > 0 ? q.limit : Infinity;
     const batch = 1024;
-    for (let i = start; i < idx.length; i += batch) {
-      const slice = idx.slice(i, i + batch);
+    let records: LogRecord[] = [];
+    let seqs: number[] = [];
+    const flush = (): LogBatch => {
+      const last = records[records.length - 1]!;
+      const out = { records, seqs, position: `${last.timestampNs}:${seqs[seqs.length - 1]}` };
+      records = [];
+      seqs = [];
+      return out;
+    };
+    for (let k = desc ? hi - 1 : lo; desc ? k >= lo : k < hi; desc ? k-- : k++) {
+      const i = idx[k]!;
+      const r = this.records[i]!;
+      if (!ok(r.labels) || !containsAllTerms(r.message, q.terms)) continue;
+      records.push(r);
+      seqs.push(i + 1);
+      if (--left <= 0) break;
+      if (records.length === batch) {
+        if (q.signal?.aborted) return;
+        yield flush();
+      }
+    }
+    if (records.length > 0) yield flush();
+  }
+
+  /** The columnar scan of LogStore (reference implementation: codes per label set). */
+  async *scanColumns(q: LogColumnScanQuery): AsyncIterable<LogColumnBatch> {
+    const ok = this.labelFilter(q.matchers, q.scope);
+    const idx = this.sortedIndex();
+    const [lo, hi] = this.range(idx, q.startNs, q.endNs);
+    const dicts: string[][] = q.labels.map(() => []);
+    const index = q.labels.map(() => new Map<string, number>());
+    const codesOf = new WeakMap<Labels, Int32Array>();
+    const codes = (l: Labels): Int32Array => {
+      let c = codesOf.get(l);
+      if (c) return c;
+      c = new Int32Array(q.labels.length);
+      for (let j = 0; j < q.labels.length; j++) {
+        const v = l[q.labels[j]!];
+        if (v === undefined) c[j] = -1;
+        else {
+          let code = index[j]!.get(v);
+          if (code === undefined) index[j]!.set(v, (code = dicts[j]!.push(v) - 1));
+          c[j] = code;
+        }
+      }
+      codesOf.set(l, c);
+      return c;
+    };
+    const weighted = q.weighted === true && !q.timestampsMs;
+    const weights = new Map<Int32Array, number>();
+    const BATCH = 8192;
+    for (let from = lo; from < hi; from += BATCH) {
+      if (q.signal?.aborted) return;
+      const to = Math.min(hi, from + BATCH);
+      const rows: LogRecord[] = [];
+      for (let k = from; k < to; k++) {
+        const r = this.records[idx[k]!]!;
+        if (ok(r.labels)) rows.push(r);
+      }
+      if (weighted) {
+        for (const r of rows) {
+          const c = codes(r.labels);
+          weights.set(c, (weights.get(c) ?? 0) + 1);
+        }
+        continue;
+      }
+      if (rows.length === 0) continue;
+      const n = rows.length;
+      const cols: LabelColumn[] = q.labels.map((_, j) => ({ dict: dicts[j]!.slice(), codes: Int32Array.from(rows, (r) => codes(r.labels)[j]!) }));
+      // Codes are assigned while building the columns; the dictionaries are read after.
+      for (let j = 0; j < cols.length; j++) cols[j] = { dict: dicts[j]!.slice(), codes: cols[j]!.codes };
+      yield q.timestampsMs
+        ? { length: n, labels: cols, timestampsMs: Float64Array.from(rows, (r) => floorMs(r.timestampNs)) }
+        : { length: n, labels: cols };
+    }
+    if (weighted && weights.size > 0) {
+      // Equal code tuples from different label objects fold into one row.
+      const byKey = new Map<string, { c: Int32Array; w: number }>();
+      for (const [c, w] of weights) {
+        const key = c.join(',');
+        const e = byKey.get(key);
+        if (e) e.w += w;
+        else byKey.set(key, { c, w });
+      }
+      const rows = [...byKey.values()];
       yield {
-        records: slice.map((j) => this.records[j]!),
-        seqs: slice.map((j) => j + 1),
-        position: String(slice[slice.length - 1]),
+        length: rows.length,
+        labels: q.labels.map((_, j) => ({ dict: dicts[j]!.slice(), codes: Int32Array.from(rows, (e) => e.c[j]!) })),
+        weights: Float64Array.from(rows, (e) => e.w),
       };
     }
   }
+}
+
+/** floor(ns / 1e6) as a Number of ms. */
+function floorMs(ns: bigint): number {
+  const q = ns / 1_000_000n;
+  return Number(ns < 0n && q * 1_000_000n !== ns ? q - 1n : q);
 }
 
 export class MemoryTraceStore implements TraceStore {

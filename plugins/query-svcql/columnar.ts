@@ -5,42 +5,14 @@
  * second without materializing a LogRecord per line. Feature-checked: when a LogStore has no
  * `scanColumns`, queries run through `scan` as usual.
  */
-import type { LabelMatcher, MatcherAlternatives } from '../../kernel/matchers.js';
-import type { LogStore } from '../../kernel/storage.js';
+import type { LabelColumn, LogColumnBatch, LogColumnScanQuery, LogStore } from '../../kernel/storage.js';
 
-export interface LogColumnScanQuery {
-  /** [startNs, endNs) */
-  startNs: bigint;
-  endNs: bigint;
-  /** AND of label matchers (exact, as in LogScanQuery). */
-  matchers?: readonly LabelMatcher[];
-  /** RBAC scope on labels (exact). */
-  scope?: MatcherAlternatives;
-  /** Label names wanted as dictionary-coded columns, in this order. */
-  labels: readonly string[];
-  /** Also return each record's timestamp as Unix ms, floor(ns / 1e6). */
-  timestampsMs?: boolean;
-  signal?: AbortSignal;
-}
-
-/** One label column of a batch: `codes[i]` indexes `dict`; -1 = the record lacks the label. */
-export interface LabelColumn {
-  readonly dict: readonly string[];
-  /** null: every record of the batch has code 0 (dict of length 1) or lacks the label (empty dict). */
-  readonly codes: Int32Array | null;
-}
-
-export interface LogColumnBatch {
-  /** Number of records in the batch. */
-  readonly length: number;
-  /** Parallel to the query's `labels`. */
-  readonly labels: readonly LabelColumn[];
-  /** Present when `timestampsMs` was asked for. */
-  readonly timestampsMs?: Float64Array;
-}
+// The types live with the LogStore interface (kernel/storage.ts); re-exported for callers.
+export type { LabelColumn, LogColumnBatch, LogColumnScanQuery };
 
 /** A LogStore that implements the optional columnar scan. Order of records is unspecified. */
 export interface ColumnarLogStore extends LogStore {
+  /** Required here (optional on LogStore). */
   scanColumns(q: LogColumnScanQuery): AsyncIterable<LogColumnBatch>;
 }
 

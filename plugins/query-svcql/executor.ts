@@ -92,6 +92,8 @@ async function countColumnar(plan: Plan, cp: ColumnarPlan, store: ColumnarLogSto
     scope: ctx.scope,
     labels: cp.labels,
     timestampsMs: cp.durMs !== null,
+    // Counting needs no rows, only how many records share labels.
+    weighted: cp.durMs === null,
     signal: ctx.signal,
   })) {
     checkBudget(ctx);
@@ -121,8 +123,14 @@ async function countColumnar(plan: Plan, cp: ColumnarPlan, store: ColumnarLogSto
     }
     let space = 1;
     for (const r of radices) space *= r;
+    const w = b.weights;
     if (nb === 0) {
-      agg.addCount([], n);
+      let total = n;
+      if (w) {
+        total = 0;
+        for (let i = 0; i < n; i++) total += w[i]!;
+      }
+      agg.addCount([], total);
       continue;
     }
     const counts = space <= 1 << 22 ? new Float64Array(space) : null;
@@ -140,7 +148,10 @@ async function countColumnar(plan: Plan, cp: ColumnarPlan, store: ColumnarLogSto
       } else for (let i = 0; i < n; i++) ids[i]! += buckets![i]! * mult;
       mult *= radices[j]!;
     }
-    if (counts) for (let i = 0; i < n; i++) counts[ids[i]!]!++;
+    if (w) {
+      if (counts) for (let i = 0; i < n; i++) counts[ids[i]!]! += w[i]!;
+      else for (let i = 0; i < n; i++) sparse!.set(ids[i]!, (sparse!.get(ids[i]!) ?? 0) + w[i]!);
+    } else if (counts) for (let i = 0; i < n; i++) counts[ids[i]!]!++;
     else for (let i = 0; i < n; i++) sparse!.set(ids[i]!, (sparse!.get(ids[i]!) ?? 0) + 1);
     const emit = (id: number, c: number) => {
       const vals: Value[] = [];
