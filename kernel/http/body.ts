@@ -6,8 +6,8 @@ import type { IncomingMessage } from 'node:http';
 import { promisify } from 'node:util';
 import * as zlib from 'node:zlib';
 import { Decompress as ZstdDecompress } from 'fzstd';
-import snappy from 'snappyjs';
 import { LookoutError, badRequest, tooLarge } from '../errors.js';
+import { snappyUncompress as snappyBlock } from './snappy.js';
 
 const gunzip = promisify(zlib.gunzip) as (b: Buffer, o: zlib.ZlibOptions) => Promise<Buffer>;
 const inflate = promisify(zlib.inflate) as (b: Buffer, o: zlib.ZlibOptions) => Promise<Buffer>;
@@ -102,7 +102,7 @@ async function decodeOne(buf: Buffer, enc: ContentEncoding, limit: number): Prom
     }
     case 'snappy': {
       try {
-        return Buffer.from(snappyUncompress(buf, limit));
+        return snappyUncompress(buf, limit);
       } catch (e) {
         if (e instanceof LookoutError) throw e;
         throw badRequest(`invalid snappy body: ${(e as Error).message}`);
@@ -147,18 +147,9 @@ function checkZstdFrameHeader(buf: Buffer, limit: number): void {
 }
 
 /** Snappy block format (as Prometheus remote write uses), refusing outputs above `limit`. */
-export function snappyUncompress(buf: Uint8Array, limit: number): Uint8Array {
-  // The block starts with the uncompressed length as a varint: check it before allocating.
-  let len = 0;
-  let shift = 0;
-  for (let i = 0; i < 5 && i < buf.length; i++) {
-    const b = buf[i]!;
-    len += (b & 0x7f) * 2 ** shift;
-    shift += 7;
-    if ((b & 0x80) === 0) break;
-  }
-  if (len > limit) throw tooLarge(`decompressed body exceeds the limit of ${limit} bytes`);
-  return snappy.uncompress(buf, limit) as Uint8Array;
+export function snappyUncompress(buf: Uint8Array, limit: number): Buffer {
+  // The preamble's declared length is checked before the output is allocated.
+  return snappyBlock(buf, limit, () => tooLarge(`decompressed body exceeds the limit of ${limit} bytes`));
 }
 
 /**

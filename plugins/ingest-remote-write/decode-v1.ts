@@ -72,8 +72,35 @@ function readMetadata(r: Reader, end: number): MetricMetadata {
   return { metric, type: RW1_METRIC_TYPES[type] ?? 'unknown', help, unit };
 }
 
+/**
+ * Reads one Sample message at `p` when it has the layout every known sender uses (tag 0x12,
+ * one length byte, `value` then `timestamp`, timestamp a varint of at most 8 bytes) and returns
+ * the position after it, or -1 to let the general reader handle it.
+ */
+function fastSample(buf: Uint8Array, view: DataView, p: number, end: number, out: Sample[]): number {
+  const len = buf[p + 1]!;
+  const e = p + 2 + len;
+  if (len >= 0x80 || e > end || len < 11 || buf[p + 2] !== 9 || buf[p + 11] !== 16) return -1;
+  // Reading through a DataView keeps NaN payloads (the staleness marker) intact.
+  const v = view.getFloat64(p + 3, true);
+  let q = p + 12;
+  let t = 0;
+  let mul = 1;
+  for (;;) {
+    if (q >= e || mul > 2 ** 49) return -1; // truncated, or 9+ bytes (negative or huge): general path
+    const b = buf[q++]!;
+    t += (b & 0x7f) * mul;
+    if (b < 0x80) break;
+    mul *= 128;
+  }
+  if (q !== e) return -1;
+  out.push({ t, v });
+  return e;
+}
+
 export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels, cache?: LabelSetCache): DecodedWrite {
   const r = new Reader(buf);
+  const view = LabelSetCache.view(buf);
   const series: MetricSeriesInput[] = [];
   const metadata: MetricMetadata[] = [];
   let nSamples = 0;
@@ -94,8 +121,8 @@ export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels, cach
       let cached: Labels | undefined;
       let hash = 0;
       if (cache && labelsEnd > labelsStart) {
-        hash = LabelSetCache.hash(buf, labelsStart, labelsEnd);
-        cached = cache.get(hash, buf, labelsStart, labelsEnd);
+        hash = LabelSetCache.hash(view, labelsStart, labelsEnd);
+        cached = cache.get(hash, view, labelsStart, labelsEnd);
       }
       if (!cached) {
         labels = {};
@@ -113,6 +140,13 @@ export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels, cach
       }
       const samples: Sample[] = [];
       while (r.pos < end) {
+        if (buf[r.pos] === 18) {
+          const next = fastSample(buf, view, r.pos, end, samples);
+          if (next >= 0) {
+            r.pos = next;
+            continue;
+          }
+        }
         const t2 = r.varint();
         if (t2 === 18) {
           const e = r.delimited();

@@ -1,37 +1,80 @@
 /**
  * Remote-write senders repeat the same label sets every scrape interval, byte for byte. Caching
  * decoded label sets by their encoded bytes turns label decoding (the bulk of the decode cost)
- * into a hash and a byte comparison, and hands storage the same immutable object each time.
+ * into a hash and a byte comparison, and hands storage the same immutable object each time
+ * (which the embedded backend maps to its series without hashing the labels again).
+ *
+ * Hot-path details: the hash and the comparison read 4 bytes at a time through DataViews; the
+ * cached bytes are copied into large shared arenas rather than one small ArrayBuffer each (and
+ * never kept as views of a request body, which would pin whole bodies in memory).
  */
 import type { Labels } from '../../kernel/models.js';
 
 interface Entry {
-  bytes: Uint8Array;
+  /** Arena holding the encoded label bytes at [at, at + len). */
+  arena: DataView;
+  at: number;
+  len: number;
   labels: Labels;
 }
 
+const ARENA_BYTES = 1 << 20;
+
 export class LabelSetCache {
   private readonly map = new Map<number, Entry>();
+  private arena: Uint8Array = new Uint8Array(ARENA_BYTES);
+  private arenaView = new DataView(this.arena.buffer);
+  private arenaPos = 0;
   constructor(private readonly maxEntries = 1 << 18) {}
 
-  /** FNV-1a over buf[start, end). */
-  static hash(buf: Uint8Array, start: number, end: number): number {
-    let h = 0x811c9dc5;
-    for (let i = start; i < end; i++) h = Math.imul(h ^ buf[i]!, 0x01000193);
-    return h >>> 0;
+  /** A DataView over a request body, for {@link hash} and {@link get}. */
+  static view(buf: Uint8Array): DataView {
+    return new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   }
 
-  get(hash: number, buf: Uint8Array, start: number, end: number): Labels | undefined {
+  /** 32-bit multiplicative hash of view[start, end), 4 bytes per step, kept in Smi range. */
+  static hash(view: DataView, start: number, end: number): number {
+    let h = 0x811c9dc5 ^ (end - start);
+    let i = start;
+    for (; i + 4 <= end; i += 4) h = Math.imul(h ^ view.getInt32(i, true), 0x01000193) ^ (h >>> 15);
+    for (; i < end; i++) h = Math.imul(h ^ view.getUint8(i), 0x01000193);
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
+    return h & 0x3fffffff;
+  }
+
+  get(hash: number, view: DataView, start: number, end: number): Labels | undefined {
     const e = this.map.get(hash);
-    if (!e) return undefined;
-    const b = e.bytes;
-    if (b.length !== end - start) return undefined;
-    for (let i = 0; i < b.length; i++) if (b[i] !== buf[start + i]) return undefined;
+    if (e === undefined) return undefined;
+    const len = end - start;
+    if (e.len !== len) return undefined;
+    const a = e.arena;
+    const at = e.at;
+    let i = 0;
+    for (; i + 4 <= len; i += 4) if (a.getInt32(at + i, true) !== view.getInt32(start + i, true)) return undefined;
+    for (; i < len; i++) if (a.getUint8(at + i) !== view.getUint8(start + i)) return undefined;
     return e.labels;
   }
 
   set(hash: number, buf: Uint8Array, start: number, end: number, labels: Labels): void {
-    if (this.map.size >= this.maxEntries) this.map.clear(); // crude bound: refills from the next requests
-    if (!this.map.has(hash)) this.map.set(hash, { bytes: buf.slice(start, end), labels });
+    if (this.map.size >= this.maxEntries) {
+      // Crude bound: refills from the next requests.
+      this.map.clear();
+      this.arena = new Uint8Array(ARENA_BYTES);
+      this.arenaView = new DataView(this.arena.buffer);
+      this.arenaPos = 0;
+    }
+    if (this.map.has(hash)) return;
+    const len = end - start;
+    if (this.arenaPos + len > this.arena.length) {
+      this.arena = new Uint8Array(Math.max(ARENA_BYTES, len));
+      this.arenaView = new DataView(this.arena.buffer);
+      this.arenaPos = 0;
+    }
+    const at = this.arenaPos;
+    this.arena.set(buf.subarray(start, end), at);
+    this.arenaPos += len;
+    this.map.set(hash, { arena: this.arenaView, at, len, labels });
   }
 }

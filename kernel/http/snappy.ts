@@ -1,0 +1,90 @@
+/**
+ * Snappy block-format decompression (the framing Prometheus remote write uses). Hand-written
+ * because it sits on the remote-write hot path: compared with snappyjs it writes into an
+ * uninitialised Buffer (no zero fill, no copy into a Buffer afterwards), copies long literals
+ * and non-overlapping matches natively, and checks every bound snappyjs leaves out (output
+ * overrun, a short result), so malformed input is an error and never a partly garbage body.
+ */
+
+export class SnappyError extends Error {}
+
+/** Reads the uncompressed length preamble (a uint32 varint); -1 when malformed. */
+export function snappyUncompressedLength(src: Uint8Array): { length: number; headerBytes: number } {
+  let len = 0;
+  let shift = 0;
+  for (let i = 0; i < 5 && i < src.length; i++) {
+    const b = src[i]!;
+    len += (b & 0x7f) * 2 ** shift;
+    shift += 7;
+    if (b < 0x80) return len > 0xffffffff ? { length: -1, headerBytes: 0 } : { length: len, headerBytes: i + 1 };
+  }
+  return { length: -1, headerBytes: 0 };
+}
+
+/** Short copies are faster as a byte loop than through a native call. */
+const NATIVE_COPY_MIN = 24;
+
+/**
+ * Decompresses a snappy block. `maxLength` is checked against the preamble before anything is
+ * allocated; `onTooLarge` builds the error thrown then (the caller's 413).
+ */
+export function snappyUncompress(src: Uint8Array, maxLength: number, onTooLarge: (len: number) => Error): Buffer {
+  const { length: len, headerBytes } = snappyUncompressedLength(src);
+  if (len < 0) throw new SnappyError('invalid length preamble');
+  if (len > maxLength) throw onTooLarge(len);
+  const out = Buffer.allocUnsafe(len);
+  const n = src.length;
+  let pos = headerBytes;
+  let op = 0;
+  while (pos < n) {
+    const c = src[pos++]!;
+    const kind = c & 3;
+    if (kind === 0) {
+      // Literal: length-1 in the tag's upper 6 bits, or in 1-4 following bytes (60-63).
+      let l = c >>> 2;
+      if (l >= 60) {
+        const extra = l - 59;
+        if (pos + extra > n) throw new SnappyError('truncated literal length');
+        l = src[pos]!;
+        if (extra > 1) l |= src[pos + 1]! << 8;
+        if (extra > 2) l |= src[pos + 2]! << 16;
+        if (extra > 3) l = (l | (src[pos + 3]! << 24)) >>> 0;
+        pos += extra;
+      }
+      l += 1;
+      if (pos + l > n) throw new SnappyError('literal runs past the input');
+      if (op + l > len) throw new SnappyError('literal runs past the declared length');
+      if (l < NATIVE_COPY_MIN) {
+        for (let i = 0; i < l; i++) out[op + i] = src[pos + i]!;
+      } else out.set(src.subarray(pos, pos + l), op);
+      pos += l;
+      op += l;
+      continue;
+    }
+    let l: number;
+    let off: number;
+    if (kind === 1) {
+      if (pos >= n) throw new SnappyError('truncated copy');
+      l = ((c >>> 2) & 7) + 4;
+      off = ((c >>> 5) << 8) | src[pos++]!;
+    } else if (kind === 2) {
+      if (pos + 2 > n) throw new SnappyError('truncated copy');
+      l = (c >>> 2) + 1;
+      off = src[pos]! | (src[pos + 1]! << 8);
+      pos += 2;
+    } else {
+      if (pos + 4 > n) throw new SnappyError('truncated copy');
+      l = (c >>> 2) + 1;
+      off = (src[pos]! | (src[pos + 1]! << 8) | (src[pos + 2]! << 16) | (src[pos + 3]! << 24)) >>> 0;
+      pos += 4;
+    }
+    if (off === 0 || off > op) throw new SnappyError('copy offset out of range');
+    if (op + l > len) throw new SnappyError('copy runs past the declared length');
+    const from = op - off;
+    if (off >= l && l >= NATIVE_COPY_MIN) out.copyWithin(op, from, from + l);
+    else for (let i = 0; i < l; i++) out[op + i] = out[from + i]!; // may overlap: byte order matters
+    op += l;
+  }
+  if (op !== len) throw new SnappyError('output shorter than the declared length');
+  return out;
+}
