@@ -106,6 +106,11 @@ test('SIGKILL while HYDRATING: the job resumes after restart and every line is s
   assert.ok(jobId);
   for (;;) {
     const p = await post('job-progress', { jobId });
+    // The job is INIT until the worker picks it up (under load that can take a few polls).
+    if (p.jobStatus === 'INIT') {
+      await new Promise((r) => setTimeout(r, 10));
+      continue;
+    }
     assert.is(p.jobStatus, 'HYDRATING');
     if (JSON.parse(p.jobSummary!).filteredLines >= 300) break;
     await new Promise((r) => setTimeout(r, 10));
