@@ -15,6 +15,7 @@ import { bloomMayContain } from './bloom.js';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { writeFileAtomic } from './files.js';
 import { BlockReader, floorMs, LogSegment, offsetsToMs, type Facets, type LogColumns } from './log-segment.js';
+import { writeFacetsMsgpack } from './facets-pack.js';
 import { pack, unpack } from './pack.js';
 import { readLabels, writeLabels } from './sample-codec.js';
 import { Wal, type FsyncPolicy } from './wal.js';
@@ -268,7 +269,7 @@ export class EmbeddedLogStore implements LogStore {
       }
       if (has) {
         w.u8(1);
-        w.bytes(pack(r.facets));
+        if (!writeFacetsMsgpack(w, r.facets)) w.bytes(pack(r.facets));
       } else w.u8(0);
       this.head.push(r.timestampNs, ++this.seq, ids[i]!, r.message, has ? r.facets : null);
     }
@@ -580,11 +581,16 @@ export class EmbeddedLogStore implements LogStore {
       const labels: LabelColumn[] = codes.map((c, l) => ({ dict: snapshot[l]!, codes: c }));
       return ms ? { length: n, labels, timestampsMs: ms } : { length: n, labels };
     };
-    const fromRows = (streams: ArrayLike<number>, rows: Int32Array, n: number): Int32Array[] => {
+    const fromRows = (streams: ArrayLike<number>, rows: Int32Array | null, n: number): Int32Array[] => {
       const out: Int32Array[] = [];
       for (let l = 0; l < nl; l++) {
         const c = new Int32Array(n);
-        for (let k = 0; k < n; k++) c[k] = code(l, streams[rows[k]!]!);
+        const sc = streamCodes[l]!;
+        for (let k = 0; k < n; k++) {
+          const id = streams[rows ? rows[k]! : k]!;
+          const v = sc[id]!;
+          c[k] = v === -2 ? code(l, id) : v;
+        }
         out.push(c);
       }
       return out;
@@ -619,20 +625,26 @@ export class EmbeddedLogStore implements LogStore {
         }
         // A fresh reader: a full scan must not evict the paging cache or hold columns.
         const rdr = src.seg.reader(src.bi!);
-        const streams = rdr.streams();
+        // Stream ids only matter for labels wanted, a stream filter or weights.
+        const needStreams = nl > 0 || filter.list !== null || acc !== null;
+        const streams = needStreams ? rdr.streams() : null;
         const off = inRange && !q.timestampsMs ? null : rdr.offsets();
-        const rows = new Int32Array(rdr.n);
-        let n = 0;
-        for (let i = 0; i < rdr.n; i++) {
-          if (!filter.ok(streams[i]!)) continue;
-          if (!inRange) {
-            const ts = rdr.tsAt(i);
-            if (ts < start || ts > end) continue;
+        let rows: Int32Array | null = null;
+        let n = rdr.n;
+        if (!inRange || filter.list !== null) {
+          rows = new Int32Array(rdr.n);
+          n = 0;
+          for (let i = 0; i < rdr.n; i++) {
+            if (streams && !filter.ok(streams[i]!)) continue;
+            if (!inRange) {
+              const ts = rdr.tsAt(i);
+              if (ts < start || ts > end) continue;
+            }
+            rows[n++] = i;
           }
-          rows[n++] = i;
         }
         if (acc) {
-          for (let k = 0; k < n; k++) acc[streams[rows[k]!]!]!++;
+          for (let k = 0; k < n; k++) acc[streams![rows ? rows[k]! : k]!]!++;
           continue;
         }
         if (n === 0) continue;
@@ -640,9 +652,9 @@ export class EmbeddedLogStore implements LogStore {
         if (q.timestampsMs) {
           ms = new Float64Array(n);
           if (off) offsetsToMs(off, rows, n, ms);
-          else for (let k = 0; k < n; k++) ms[k] = floorMs(rdr.tsAt(rows[k]!));
+          else for (let k = 0; k < n; k++) ms[k] = floorMs(rdr.tsAt(rows ? rows[k]! : k));
         }
-        yield batch(n, fromRows(streams, rows, n), ms);
+        yield batch(n, streams ? fromRows(streams, rows, n) : [], ms);
         continue;
       }
       const h = src.head!;
