@@ -9,20 +9,22 @@
  *   - per block: time bounds, min/max span duration, the span statuses present and a bloom
  *     filter of `key=value` for span/resource attributes and `name=<span name>`, so a search
  *     skips blocks that cannot hold a matching span.
- * A block is a sequence of msgpack arrays, one per trace. The trace-id table (sorted 64-bit id
- * hashes → block, offset and length of the trace's bytes in the inflated block) stays on disk
- * and is cached on use, so trace-by-id costs one bloom probe per segment, then one table search,
- * one block read and the decoding of that trace's spans only.
+ * A block is a span summary (per trace: position of its bytes and its spans; per span: start,
+ * end, status — typed arrays, read without decoding spans) followed by one msgpack array per
+ * trace. A search checks time, status and duration on the summary and decodes only the traces
+ * that pass. The trace-id table (sorted 64-bit id hashes → block, offset and length of the
+ * trace's bytes) stays on disk and is cached on use, so trace-by-id costs one bloom probe per
+ * segment, then one table search, one block read and the decoding of that trace only.
+ *
+ * Block layout (little-endian): u32 nTraces | u32 nSpans | u32[nTraces+1] trace byte offsets |
+ * u32[nTraces+1] first span of each trace | i64[nSpans] start | i64[nSpans] end |
+ * u8[nSpans] status bit | pad to 8 | trace msgpack bytes ...
  */
 import type { AttributeValue, Span, SpanStatusCode } from '../../kernel/models.js';
 import type { BlockCache } from './block-cache.js';
 import { DocSegmentFile, writeDocSegment, type BlockRef } from './doc-segment-file.js';
 import { bloomHas, hash2, stringBloom } from './hash-bloom.js';
-import { Packr } from 'msgpackr';
 import { pack, unpack } from './pack.js';
-
-// Same settings as pack.ts; a block is a sequence of msgpack values, one per trace.
-const multi = new Packr({ useRecords: false, moreTypes: false });
 
 export const TRACE_MAGIC = 'LKTSEG01';
 /** Spans per block (a block closes at the first trace boundary past this). */
@@ -93,6 +95,8 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
   let cur: Span[] = [];
   let parts: Buffer[] = [];
   let partBytes = 0;
+  let traceOffs: number[] = [];
+  let traceFirst: number[] = [];
   const keys = new Set<string>();
   let spanCount = 0;
   const closeBlock = () => {
@@ -113,16 +117,20 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
       attrKeys(s, keys);
     }
     metas.push({ n: cur.length, minStart, maxEnd, minDur, maxDur, status, bloom: stringBloom(keys, keys.size) });
-    payloads.push(Buffer.concat(parts));
+    payloads.push(encodeBlock(cur, traceOffs, traceFirst, parts, partBytes));
     spanCount += cur.length;
     cur = [];
     parts = [];
     partBytes = 0;
+    traceOffs = [];
+    traceFirst = [];
   };
   for (const g of groups) {
     const [h1, h2] = hash2(g.id);
     const bytes = pack(g.spans);
     idRows.push([h1, h2, payloads.length, partBytes, bytes.length]);
+    traceOffs.push(partBytes);
+    traceFirst.push(cur.length);
     parts.push(bytes);
     partBytes += bytes.length;
     for (const s of g.spans) cur.push(s);
@@ -152,6 +160,70 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
   return { index, bytes };
 }
 
+function encodeBlock(spans: readonly Span[], offs: number[], first: number[], parts: Buffer[], dataBytes: number): Buffer {
+  const nt = offs.length;
+  const n = spans.length;
+  const head = 8 + 8 * (nt + 1);
+  const sumLen = align8(align8(head) + 16 * n + n);
+  const out = Buffer.alloc(sumLen + dataBytes);
+  out.writeUInt32LE(nt, 0);
+  out.writeUInt32LE(n, 4);
+  for (let i = 0; i < nt; i++) {
+    out.writeUInt32LE(offs[i]!, 8 + 4 * i);
+    out.writeUInt32LE(first[i]!, 8 + 4 * (nt + 1) + 4 * i);
+  }
+  out.writeUInt32LE(dataBytes, 8 + 4 * nt);
+  out.writeUInt32LE(n, 8 + 4 * (nt + 1) + 4 * nt);
+  let p = align8(head);
+  for (const s of spans) (out.writeBigInt64LE(s.startTimeUnixNano, p), (p += 8));
+  for (const s of spans) (out.writeBigInt64LE(s.endTimeUnixNano, p), (p += 8));
+  for (const s of spans) out[p++] = STATUS_BIT[s.status.code] ?? 7;
+  p = sumLen;
+  for (const b of parts) (out.set(b, p), (p += b.length));
+  return out;
+}
+
+const align8 = (n: number) => (n + 7) & ~7;
+
+/** The summary of a block, over its inflated bytes (no copies). */
+export interface BlockSummary {
+  traces: number;
+  /** Byte offsets of each trace in `data` (traces + 1 entries). */
+  offs: Uint32Array;
+  /** First span index of each trace (traces + 1 entries). */
+  first: Uint32Array;
+  start: BigInt64Array;
+  end: BigInt64Array;
+  status: Uint8Array;
+  data: Buffer;
+}
+
+function decodeSummary(raw: Buffer): BlockSummary {
+  // Typed-array views need 8-byte alignment; small inflated buffers may sit in a shared pool.
+  let buf = raw;
+  if (raw.byteOffset % 8 !== 0) {
+    const ab = new ArrayBuffer(raw.length);
+    new Uint8Array(ab).set(raw);
+    buf = Buffer.from(ab);
+  }
+  const nt = buf.readUInt32LE(0);
+  const n = buf.readUInt32LE(4);
+  const head = 8 + 8 * (nt + 1);
+  const at = align8(head);
+  const sumLen = align8(at + 16 * n + n);
+  const ab = buf.buffer;
+  const o = buf.byteOffset;
+  return {
+    traces: nt,
+    offs: new Uint32Array(ab, o + 8, nt + 1),
+    first: new Uint32Array(ab, o + 8 + 4 * (nt + 1), nt + 1),
+    start: new BigInt64Array(ab, o + at, n),
+    end: new BigInt64Array(ab, o + at + 8 * n, n),
+    status: new Uint8Array(ab, o + at + 16 * n, n),
+    data: buf.subarray(sumLen),
+  };
+}
+
 /** A live segment: the index in memory, blocks and the id table read through the cache. */
 export class TraceSegment {
   readonly file: DocSegmentFile<TraceSegmentIndex>;
@@ -159,7 +231,7 @@ export class TraceSegment {
   constructor(
     readonly gen: number,
     path: string,
-    private readonly cache: BlockCache<Span[][] | Uint32Array | Buffer>,
+    private readonly cache: BlockCache<BlockSummary | Uint32Array>,
   ) {
     this.file = new DocSegmentFile<TraceSegmentIndex>(path, TRACE_MAGIC);
   }
@@ -168,16 +240,15 @@ export class TraceSegment {
     return this.file.index;
   }
 
-  /** Decoded traces of block `i` (shared with the cache: callers must not mutate them). */
-  block(i: number): Span[][] {
+  /** Block `i`, inflated, with its span summary. */
+  block(i: number): BlockSummary {
     const ref = this.index.blocks[i]!.ref;
-    return this.cache.get(`${this.gen}:${i}`, () => ({ value: multi.unpackMultiple(this.raw(i)) as Span[][], weight: ref.raw * 4 })) as Span[][];
+    return this.cache.get(`${this.gen}:${i}`, () => ({ value: decodeSummary(this.file.block(ref)), weight: ref.raw })) as BlockSummary;
   }
 
-  /** The inflated bytes of block `i`. */
-  private raw(i: number): Buffer {
-    const ref = this.index.blocks[i]!.ref;
-    return this.cache.get(`${this.gen}:${i}:raw`, () => ({ value: this.file.block(ref), weight: ref.raw })) as Buffer;
+  /** Decodes trace `t` of a block. */
+  static trace(b: BlockSummary, t: number): Span[] {
+    return unpack<Span[]>(b.data.subarray(b.offs[t]!, b.offs[t + 1]!));
   }
 
   /** Spans of one trace (`id` lowercased) in this segment; [] when absent. */
@@ -206,7 +277,7 @@ export class TraceSegment {
     for (let i = lo; i < rows && table[i * ID_ROW] === h1 && table[i * ID_ROW + 1] === h2; i++) {
       const o = i * ID_ROW;
       const off = table[o + 3]!;
-      const spans = unpack<Span[]>(this.raw(table[o + 2]!).subarray(off, off + table[o + 4]!));
+      const spans = unpack<Span[]>(this.block(table[o + 2]!).data.subarray(off, off + table[o + 4]!));
       for (const s of spans) if (s.traceId.toLowerCase() === id) out.push(s);
     }
     return out;

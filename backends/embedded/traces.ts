@@ -19,7 +19,7 @@ import { spanLabels } from '../memory/index.js';
 import { BlockCache } from './block-cache.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
 import { bloomHas } from './hash-bloom.js';
-import { attrString, spanDuration, STATUS_BIT, TraceSegment, writeTraceSegment, type TraceBlockMeta } from './trace-segment.js';
+import { attrString, spanDuration, STATUS_BIT, TraceSegment, writeTraceSegment, type BlockSummary, type TraceBlockMeta } from './trace-segment.js';
 
 export interface TraceStoreOptions extends DocStoreOptions {
   /** Spans in the head before it is flushed into a segment (default 100,000). */
@@ -39,7 +39,7 @@ export class EmbeddedTraceStore implements TraceStore {
   private nextGen = 1;
   private readonly segDir: string;
   readonly wal: DocWal<Span>;
-  readonly cache: BlockCache<Span[][] | Uint32Array | Buffer>;
+  readonly cache: BlockCache<BlockSummary | Uint32Array>;
   private flushQueued = false;
   private readonly addToHead = (s: Span) => {
     const id = s.traceId.toLowerCase();
@@ -124,10 +124,13 @@ export class EmbeddedTraceStore implements TraceStore {
     return this.collect(traceId.toLowerCase(), (s) => inScope(spanLabels(s)));
   }
 
-  /** Spans of one trace from every segment and the head that pass `keep`. */
-  private collect(id: string, keep: (s: Span) => boolean): Span[] {
+  /**
+   * Spans of one trace from every segment and the head that pass `keep`; `known` supplies the
+   * spans of one segment already decoded by the caller.
+   */
+  private collect(id: string, keep: (s: Span) => boolean, known?: { seg: TraceSegment; spans: readonly Span[] }): Span[] {
     const out: Span[] = [];
-    for (const seg of this.segments) for (const s of seg.lookup(id)) if (keep(s)) out.push(s);
+    for (const seg of this.segments) for (const s of seg === known?.seg ? known.spans : seg.lookup(id)) if (keep(s)) out.push(s);
     for (const s of this.head.get(id) ?? []) if (keep(s)) out.push(s);
     return out;
   }
@@ -140,13 +143,13 @@ export class EmbeddedTraceStore implements TraceStore {
     const max = q.limit !== undefined ? q.limit * 10 : Infinity;
     let found = 0;
     // A trace qualifies through one span; its group then has every visible span of the trace.
-    const qualify = (id: string, spans: readonly Span[]): Span[] | undefined => {
+    const qualify = (id: string, spans: readonly Span[], seg?: TraceSegment): Span[] | undefined => {
       if (seen.has(id)) return undefined;
       let hit = false;
       for (const s of spans) if (m.visible(s) && m.cond(s)) { hit = true; break; }
       if (!hit) return undefined;
       seen.add(id);
-      return this.collect(id, m.visible);
+      return this.collect(id, m.visible, seg && { seg, spans });
     };
 
     for (const [id, spans] of [...this.head]) {
@@ -166,8 +169,12 @@ export class EmbeddedTraceStore implements TraceStore {
         if (q.signal?.aborted) return;
         // Reads are synchronous: let other requests run between blocks.
         if (++blocksRead % 16 === 0) await yieldToLoop();
-        for (const spans of seg.block(b)) {
-          const g = qualify(spans[0]!.traceId.toLowerCase(), spans);
+        const sum = seg.block(b);
+        for (let t = 0; t < sum.traces; t++) {
+          // Time, status and duration from the summary: decode only traces that may qualify.
+          if (!m.summaryMayMatch(sum, t)) continue;
+          const spans = TraceSegment.trace(sum, t);
+          const g = qualify(spans[0]!.traceId.toLowerCase(), spans, seg);
           if (!g) continue;
           yield g;
           if (++found >= max) return;
@@ -219,6 +226,8 @@ interface CompiledSearch {
   cond: (s: Span) => boolean;
   /** False when no span of the block can be both visible and meet the prefilters. */
   blockMayMatch: (b: TraceBlockMeta) => boolean;
+  /** False when no span of trace `t` of the block is in range with a wanted status and duration. */
+  summaryMayMatch: (b: BlockSummary, t: number) => boolean;
 }
 
 function compileSearch(q: TraceSearchQuery): CompiledSearch {
@@ -229,8 +238,9 @@ function compileSearch(q: TraceSearchQuery): CompiledSearch {
   const minDur = q.minDurationNs !== undefined ? Number(q.minDurationNs) : -Infinity;
   const maxDur = q.maxDurationNs !== undefined ? Number(q.maxDurationNs) : Infinity;
   const filter = q.spanFilter;
+  const scoped = q.scope !== undefined;
   return {
-    visible: (s) => s.startTimeUnixNano < q.endNs && s.endTimeUnixNano >= q.startNs && inScope(spanLabels(s)),
+    visible: (s) => s.startTimeUnixNano < q.endNs && s.endTimeUnixNano >= q.startNs && (!scoped || inScope(spanLabels(s))),
     cond: (s) => {
       for (const [k, v] of attrs) {
         if (attrString(s.attributes[k]) !== v && attrString(s.resource[k]) !== v && !(k === 'name' && s.name === v)) return false;
@@ -246,6 +256,16 @@ function compileSearch(q: TraceSearchQuery): CompiledSearch {
       if (b.maxDur < minDur || b.minDur > maxDur) return false;
       for (const k of bloomKeys) if (!bloomHas(b.bloom, k)) return false;
       return true;
+    },
+    summaryMayMatch: (b, t) => {
+      for (let j = b.first[t]!, e = b.first[t + 1]!; j < e; j++) {
+        const st = b.start[j]!;
+        const en = b.end[j]!;
+        if (st >= q.endNs || en < q.startNs || (b.status[j]! & statusMask) === 0) continue;
+        const d = Number(en - st);
+        if (d >= minDur && d <= maxDur) return true;
+      }
+      return false;
     },
   };
 }

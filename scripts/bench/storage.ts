@@ -1,5 +1,5 @@
 /**
- * Embedded storage benchmark: `npm run bench -- storage [--small] [--runs N]`.
+ * Embedded storage benchmark: `npm run bench -- storage [--small] [--runs N] [--traces-only]`.
  * Prints each figure (median of runs) and a final JSON line.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openEmbeddedBackend, type EmbeddedBackend } from '../../backends/embedded/index.js';
 import { createLogger } from '../../kernel/logger.js';
-import type { LogRecord, MetricSeriesInput } from '../../kernel/models.js';
+import type { LogRecord, MetricSeriesInput, Span } from '../../kernel/models.js';
 
 const args = process.argv.slice(2);
 const small = args.includes('--small');
@@ -229,7 +229,139 @@ async function benchRestart(): Promise<{ ms: number; samples: number; logs: numb
   return { ms: median(times), samples, logs: nLogs };
 }
 
+
+/** `n` traces of 1–8 spans (avg 4.5) starting 1 ms apart, as an instrumented service mesh emits. */
+function makeSpans(first: number, n: number, r: () => number): Span[] {
+  const services = ['api', 'web', 'db', 'auth', 'cart', 'search', 'billing', 'mail'];
+  const hex = (k: number) => {
+    let s = '';
+    for (let i = 0; i < k; i++) s += Math.floor(r() * 16).toString(16);
+    return s;
+  };
+  const out: Span[] = [];
+  for (let k = first; k < first + n; k++) {
+    const traceId = hex(32);
+    const spans = 1 + Math.floor(r() * 8);
+    const root = hex(16);
+    for (let i = 0; i < spans; i++) {
+      const st = BigInt(T0 + k) * 1_000_000n + BigInt(i * 1000);
+      const durNs = BigInt(Math.floor(r() * 500) * 1_000_000 + 50_000);
+      out.push({
+        traceId,
+        spanId: i === 0 ? root : hex(16),
+        parentSpanId: i === 0 ? '' : root,
+        name: `GET /api/v1/route${Math.floor(r() * 20)}`,
+        kind: i === 0 ? 'server' : 'client',
+        startTimeUnixNano: st,
+        endTimeUnixNano: st + durNs,
+        status: { code: r() < 0.02 ? 'error' : 'unset' },
+        attributes: { 'http.method': r() < 0.8 ? 'GET' : 'POST', 'http.status_code': r() < 0.02 ? 500 : 200, 'user.id': `u${Math.floor(r() * 10000)}` },
+        resource: { 'service.name': services[Math.floor(r() * services.length)]!, 'k8s.namespace.name': 'prod' },
+        scope: { name: 'bench' },
+        events: [],
+        links: [],
+      });
+    }
+  }
+  return out;
+}
+
+async function benchTraces(): Promise<{ spans: number; appendSpansPerSec: number; bytesPerSpan: number; reopenMs: number; getTraceColdMs: number; getTraceWarmMs: number; searchAttrMs: number; searchNarrowMs: number; searchLimitMs: number; searchErrorsMs: number }> {
+  const dir = tmp();
+  const a = open(dir);
+  const target = Math.round(1_000_000 * scale);
+  const r = rng(17);
+  const ids: string[] = [];
+  let spans = 0;
+  let appendMs = 0;
+  let traceCount = 0;
+  for (let k = 0; spans < target; k += 10_000) {
+    traceCount = k + 10_000;
+    const batch = makeSpans(k, 10_000, r);
+    for (let i = 0; i < batch.length; i += 5000) ids.push(batch[i]!.traceId);
+    const t = performance.now();
+    const pending: Promise<void>[] = [];
+    for (let i = 0; i < batch.length; i += 500) pending.push(a.traces.append(batch.slice(i, i + 500)));
+    await Promise.all(pending);
+    await a.traces.wal.idle();
+    appendMs += performance.now() - t;
+    spans += batch.length;
+  }
+  await a.close();
+  gc();
+  const heap0 = process.memoryUsage().heapUsed;
+  let t = performance.now();
+  const b = open(dir);
+  const reopenMs = performance.now() - t;
+  gc();
+  const st = b.traces.stats();
+  console.log(`  traces: ${fmt(st.segmentSpans)} spans in ${st.segments} segments, ${fmt(st.segmentBytes / 1e6)} MB; index heap ${fmt((process.memoryUsage().heapUsed - heap0) / 1e6)} MB`);
+  const timeIt = async (fn: () => Promise<unknown>, reps: number) => {
+    const xs: number[] = [];
+    for (let i = 0; i < reps; i++) {
+      const t0 = performance.now();
+      await fn();
+      xs.push(performance.now() - t0);
+    }
+    return median(xs);
+  };
+  const pick = rng(5);
+  // Cold: lookups whose block was not in the cache (read from disk and inflated).
+  const cold: number[] = [];
+  for (let i = 0; i < 400 && cold.length < 200; i++) {
+    const id = ids[Math.floor(pick() * ids.length)]!;
+    const misses = b.traces.cache.misses;
+    const t0 = performance.now();
+    if ((await b.traces.getTrace(id)).length === 0) throw new Error(`trace ${id} not found`);
+    if (b.traces.cache.misses > misses) cold.push(performance.now() - t0);
+  }
+  const warmId = ids[7]!;
+  const getTraceWarmMs = await timeIt(() => b.traces.getTrace(warmId), 200);
+  const drain = async (q: Parameters<typeof b.traces.search>[0]) => {
+    let n = 0;
+    for await (const g of b.traces.search(q)) n += g.length;
+    return n;
+  };
+  const all = { startNs: BigInt(T0) * 1_000_000n, endNs: BigInt(T0 + DAY) * 1_000_000n };
+  const mid = BigInt(T0 + Math.floor(traceCount / 2)) * 1_000_000n;
+  const searchAttrMs = await timeIt(() => drain({ ...all, attributes: { 'service.name': 'db', name: 'GET /api/v1/route7', 'user.id': 'u42' } }), RUNS);
+  const searchNarrowMs = await timeIt(() => drain({ startNs: mid, endNs: mid + 500_000_000n }), RUNS);
+  const searchLimitMs = await timeIt(() => drain({ ...all, limit: 20 }), RUNS);
+  const searchErrorsMs = await timeIt(() => drain({ ...all, statuses: ['error'], minDurationNs: 490_000_000n, attributes: { 'service.name': 'api' } }), RUNS);
+  t = performance.now();
+  await b.close();
+  rmSync(dir, { recursive: true, force: true });
+  return {
+    spans,
+    appendSpansPerSec: spans / (appendMs / 1000),
+    bytesPerSpan: st.segmentBytes / st.segmentSpans,
+    reopenMs,
+    getTraceColdMs: median(cold),
+    getTraceWarmMs,
+    searchAttrMs,
+    searchNarrowMs,
+    searchLimitMs,
+    searchErrorsMs,
+  };
+}
+
+async function reportTraces(): Promise<Awaited<ReturnType<typeof benchTraces>>> {
+  const tr = await benchTraces();
+  console.log(`span append:              ${fmt(tr.appendSpansPerSec)} spans/s (${fmt(tr.spans)} spans, ${fmt(tr.bytesPerSpan)} bytes/span on disk)`);
+  console.log(`traces reopen:            ${fmt(tr.reopenMs)} ms`);
+  console.log(`trace by id:              ${fmt(tr.getTraceColdMs)} ms cold (median, block read from disk), ${fmt(tr.getTraceWarmMs)} ms cached`);
+  console.log(`trace search, 3 attributes over all spans: ${fmt(tr.searchAttrMs)} ms`);
+  console.log(`trace search, 500 ms window:${fmt(tr.searchNarrowMs)} ms`);
+  console.log(`trace search, limit 20:    ${fmt(tr.searchLimitMs)} ms`);
+  console.log(`trace search, errors ≥490 ms in one service: ${fmt(tr.searchErrorsMs)} ms`);
+  return tr;
+}
+
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 2 });
+if (args.includes('--traces-only')) {
+  console.log(JSON.stringify({ bench: 'storage-traces', small, ...(await reportTraces()) }));
+  process.exit(0);
+}
 console.log(`embedded storage bench${small ? ' (--small)' : ''}, ${RUNS} runs, node ${process.version}`);
 const appendRate = await benchMetricAppend();
 console.log(`metric append:            ${fmt(appendRate)} samples/s`);
@@ -243,6 +375,7 @@ console.log(`log append:               ${fmt(lg.rate)} records/s`);
 console.log(`log on-disk size:         ${fmt(lg.ratio * 100)}% of raw NDJSON`);
 const rs = await benchRestart();
 console.log(`restart (${fmt(rs.samples)} samples + ${fmt(rs.logs)} log lines): ${fmt(rs.ms)} ms`);
+const tr = await reportTraces();
 console.log(
   JSON.stringify({
     bench: 'storage',
@@ -254,6 +387,10 @@ console.log(
     logAppendRecordsPerSec: Math.round(lg.rate),
     logSizeVsNdjson: Number(lg.ratio.toFixed(4)),
     restartMs: Math.round(rs.ms),
+    traceSpans: tr.spans,
+    traceGetByIdMs: Number(tr.getTraceColdMs.toFixed(2)),
+    traceSearchAttrMs: Math.round(tr.searchAttrMs),
+    traceSearchLimitMs: Math.round(tr.searchLimitMs),
   }),
 );
 process.exit(0);
