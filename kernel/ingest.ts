@@ -138,7 +138,7 @@ export class IngestPipeline {
       }
       if (route.contentTypes && !route.contentTypes.includes(contentType)) {
         throw badRequest(
-          `unsupported content type "${contentType || '(none)'}"; expected ${route.contentTypes.join(' or ')}`,
+          `unsupported content type "${contentType || '(none)'}"; expected ${route.contentTypes.filter((t) => t !== '').join(' or ')}`,
         );
       }
       const body = await ctx.body();

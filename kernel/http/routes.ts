@@ -105,6 +105,17 @@ export class HttpRoutes {
     this.app = createApp();
     this.router = createRouter();
     this.app.use(this.router);
+    // What no route matched (unknown path, or a method the path does not serve): a plain 404,
+    // as Prometheus and Loki answer, instead of the framework's JSON with a stack field.
+    this.app.use(
+      eventHandler((event) => {
+        const res = event.node.res;
+        res.statusCode = 404;
+        res.setHeader('content-type', 'text/plain; charset=utf-8');
+        res.end('404 page not found\n');
+        this.requests.inc({ route: 'unmatched', method: event.node.req.method ?? '', status: '404' });
+      }),
+    );
     this.requests = opts.metrics.counter('lookout_http_requests_total', 'HTTP requests by route and status.');
     this.durations = opts.metrics.histogram('lookout_http_request_duration_seconds', 'HTTP request latency by route.');
   }

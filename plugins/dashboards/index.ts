@@ -3,8 +3,9 @@
  * `/dashboards/api/datasources/proxy/uid/<uid>/` are mounted by the query plugins themselves.
  *
  * Shaped like Grafana's datasource API, so the lookups Grafana users script against it work too:
- * the list, `uid/<uid>` and `name/<name>` (404 `{"message":"Data source not found"}`), all behind
- * the bearer token like every other non-ingest API (SPEC.md, Authentication rule 3).
+ * the list, `uid/<uid>` and `name/<name>` (404 `{"message":"Data source not found"}`). Discovery
+ * is open — it is how a client finds the proxy paths, and it reveals no data; every API behind
+ * the proxy paths needs the bearer token (SPEC.md, Authentication rule 3).
  */
 import { definePlugin } from '../../kernel/plugin.js';
 import { HttpResponse } from '../../kernel/http/routes.js';
@@ -62,21 +63,21 @@ export default definePlugin({
       method: 'GET',
       path: '/dashboards/api/datasources',
       family: 'json',
-      auth: 'bearer',
+      auth: 'none',
       handler: () => DATASOURCES.map(copy),
     });
     ctx.route({
       method: 'GET',
       path: '/dashboards/api/datasources/uid/:uid',
       family: 'json',
-      auth: 'bearer',
+      auth: 'none',
       handler: (r) => found(DATASOURCES.find((d) => d.uid === r.params.uid)),
     });
     ctx.route({
       method: 'GET',
       path: '/dashboards/api/datasources/name/:name',
       family: 'json',
-      auth: 'bearer',
+      auth: 'none',
       handler: (r) => found(DATASOURCES.find((d) => d.name === r.params.name)),
     });
   },

@@ -146,7 +146,9 @@ test('unexpected errors are 500 without leaking internals', async () => {
 });
 
 test('unknown paths are 404', async () => {
-  assert.is((await srv.fetch('/no/such/path', { token: null })).status, 404);
+  const res = await srv.fetch('/no/such/path', { token: null });
+  assert.is(res.status, 404);
+  assert.is(await res.text(), '404 page not found\n');
 });
 
 test.run();
