@@ -17,6 +17,7 @@ import type { EventRecord } from '../../kernel/models.js';
 import type { EventScanQuery, EventStore } from '../../kernel/storage.js';
 import { BlockCache } from './block-cache.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
+import { upgradeLegacySegments } from './legacy-doc-segments.js';
 import { byTimeSeq, compileBlockLabelTest, EventSegment, writeEventSegment, type EventRow } from './event-segment.js';
 
 export interface EventStoreOptions extends DocStoreOptions {
@@ -55,8 +56,14 @@ export class EmbeddedEventStore implements EventStore {
 
   open(): void {
     mkdirSync(this.segDir, { recursive: true });
-    const files = readdirSync(this.segDir);
+    let files = readdirSync(this.segDir);
     for (const f of files) if (f.endsWith('.tmp')) rmSync(join(this.segDir, f), { force: true });
+    if (files.some((f) => f.endsWith('.dseg'))) {
+      upgradeLegacySegments<EventRecord>(this.segDir, this.opts.logger, (gen, docs, lastSeq) => {
+        writeEventSegment(join(this.segDir, segName(gen)), docs.map(([seq, doc]) => ({ seq, doc })), lastSeq);
+      });
+      files = readdirSync(this.segDir);
+    }
     let persisted = 0;
     const gens = files.filter((f) => /^\d{10}\.eseg$/.test(f)).map((f) => Number(f.slice(0, 10)));
     for (const gen of gens.sort((a, b) => a - b)) {

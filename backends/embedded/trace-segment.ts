@@ -9,16 +9,19 @@
  *   - per block: time bounds, min/max span duration, the span statuses present and a bloom
  *     filter of `key=value` for span/resource attributes and `name=<span name>`, so a search
  *     skips blocks that cannot hold a matching span.
- * A block is a span summary (per trace: position of its bytes and its spans; per span: start,
- * end, status — typed arrays, read without decoding spans) followed by one msgpack array per
- * trace. A search checks time, status and duration on the summary and decodes only the traces
- * that pass. The trace-id table (sorted 64-bit id hashes → block, offset and length of the
- * trace's bytes) stays on disk and is cached on use, so trace-by-id costs one bloom probe per
- * segment, then one table search, one block read and the decoding of that trace only.
+ * A block has two separately deflated sections. The summary (per trace: byte range and spans;
+ * per span: start, end, status and indexes into the block's service-name and span-name
+ * dictionaries — typed arrays, read without decoding spans) lets a search check time, status,
+ * duration, `service.name` and `name` and then inflate the data section (one msgpack array per
+ * trace) only for blocks with a candidate, and decode only candidate traces. The trace-id table
+ * (sorted 64-bit id hashes → block, offset and length of the trace's bytes) stays on disk and is
+ * cached on use, so trace-by-id costs one bloom probe per segment, then one table search, one
+ * data-section read and the decoding of that trace only.
  *
- * Block layout (little-endian): u32 nTraces | u32 nSpans | u32[nTraces+1] trace byte offsets |
- * u32[nTraces+1] first span of each trace | i64[nSpans] start | i64[nSpans] end |
- * u8[nSpans] status bit | pad to 8 | trace msgpack bytes ...
+ * Summary layout (little-endian): u32 nTraces | u32 nSpans | u32[nTraces+1] trace byte offsets |
+ * u32[nTraces+1] first span of each trace | pad to 8 | i64[nSpans] start | i64[nSpans] end |
+ * u16[nSpans] service | u16[nSpans] name | u8[nSpans] status bit | msgpack [services, names].
+ * Index 0xffff means "not summarized" (the span also has an attribute of that key): decode it.
  */
 import type { AttributeValue, Span, SpanStatusCode } from '../../kernel/models.js';
 import type { BlockCache } from './block-cache.js';
@@ -31,7 +34,9 @@ export const TRACE_MAGIC = 'LKTSEG01';
 export const TRACE_BLOCK_SPANS = 1024;
 
 export interface TraceBlockMeta {
+  /** The data section (trace msgpack bytes) and the summary section. */
   ref: BlockRef;
+  sref: BlockRef;
   n: number;
   minStart: bigint;
   maxEnd: bigint;
@@ -90,7 +95,7 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
   groups.sort((a, b) => (a.min < b.min ? -1 : a.min > b.min ? 1 : 0));
 
   const payloads: Uint8Array[] = [];
-  const metas: Omit<TraceBlockMeta, 'ref'>[] = [];
+  const metas: Omit<TraceBlockMeta, 'ref' | 'sref'>[] = [];
   const idRows: Array<[number, number, number, number, number]> = [];
   let cur: Span[] = [];
   let parts: Buffer[] = [];
@@ -117,7 +122,7 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
       attrKeys(s, keys);
     }
     metas.push({ n: cur.length, minStart, maxEnd, minDur, maxDur, status, bloom: stringBloom(keys, keys.size) });
-    payloads.push(encodeBlock(cur, traceOffs, traceFirst, parts, partBytes));
+    payloads.push(encodeSummary(cur, traceOffs, traceFirst, partBytes), Buffer.concat(parts));
     spanCount += cur.length;
     cur = [];
     parts = [];
@@ -128,7 +133,7 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
   for (const g of groups) {
     const [h1, h2] = hash2(g.id);
     const bytes = pack(g.spans);
-    idRows.push([h1, h2, payloads.length, partBytes, bytes.length]);
+    idRows.push([h1, h2, metas.length, partBytes, bytes.length]);
     traceOffs.push(partBytes);
     traceFirst.push(cur.length);
     parts.push(bytes);
@@ -153,19 +158,36 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
       maxEnd: metas.length ? metas.reduce((m, b) => (b.maxEnd > m ? b.maxEnd : m), metas[0]!.maxEnd) : 0n,
       idBloom: stringBloom(traces.keys(), traces.size),
       idTable: refs[refs.length - 1]!,
-      blocks: metas.map((m, i) => ({ ...m, ref: refs[i]! })),
+      blocks: metas.map((m, i) => ({ ...m, sref: refs[2 * i]!, ref: refs[2 * i + 1]! })),
     };
     return index;
   });
   return { index, bytes };
 }
 
-function encodeBlock(spans: readonly Span[], offs: number[], first: number[], parts: Buffer[], dataBytes: number): Buffer {
+export const UNSUMMARIZED = 0xffff;
+
+function encodeSummary(spans: readonly Span[], offs: number[], first: number[], dataBytes: number): Buffer {
   const nt = offs.length;
   const n = spans.length;
-  const head = 8 + 8 * (nt + 1);
-  const sumLen = align8(align8(head) + 16 * n + n);
-  const out = Buffer.alloc(sumLen + dataBytes);
+  const at = align8(8 + 8 * (nt + 1));
+  const dictAt = at + 16 * n + 5 * n;
+  const svcs = new Map<string, number>();
+  const names = new Map<string, number>();
+  const idx = (m: Map<string, number>, v: string) => {
+    let i = m.get(v);
+    if (i === undefined) m.set(v, (i = m.size));
+    return i;
+  };
+  const svcIdx = new Uint16Array(n);
+  const nameIdx = new Uint16Array(n);
+  spans.forEach((s, j) => {
+    const svc = s.resource['service.name'];
+    svcIdx[j] = 'service.name' in s.attributes || (svc !== undefined && typeof svc !== 'string') ? UNSUMMARIZED : idx(svcs, svc ?? '');
+    nameIdx[j] = 'name' in s.attributes || 'name' in s.resource ? UNSUMMARIZED : idx(names, s.name);
+  });
+  const dicts = pack([[...svcs.keys()], [...names.keys()]]);
+  const out = Buffer.alloc(dictAt + dicts.length);
   out.writeUInt32LE(nt, 0);
   out.writeUInt32LE(n, 4);
   for (let i = 0; i < nt; i++) {
@@ -174,32 +196,37 @@ function encodeBlock(spans: readonly Span[], offs: number[], first: number[], pa
   }
   out.writeUInt32LE(dataBytes, 8 + 4 * nt);
   out.writeUInt32LE(n, 8 + 4 * (nt + 1) + 4 * nt);
-  let p = align8(head);
+  let p = at;
   for (const s of spans) (out.writeBigInt64LE(s.startTimeUnixNano, p), (p += 8));
   for (const s of spans) (out.writeBigInt64LE(s.endTimeUnixNano, p), (p += 8));
+  for (let j = 0; j < n; j++) (out.writeUInt16LE(svcIdx[j]!, p), (p += 2));
+  for (let j = 0; j < n; j++) (out.writeUInt16LE(nameIdx[j]!, p), (p += 2));
   for (const s of spans) out[p++] = STATUS_BIT[s.status.code] ?? 7;
-  p = sumLen;
-  for (const b of parts) (out.set(b, p), (p += b.length));
+  out.set(dicts, p);
   return out;
 }
 
 const align8 = (n: number) => (n + 7) & ~7;
 
-/** The summary of a block, over its inflated bytes (no copies). */
+/** The summary of a block (views over its inflated bytes). */
 export interface BlockSummary {
   traces: number;
-  /** Byte offsets of each trace in `data` (traces + 1 entries). */
+  /** Byte offsets of each trace in the data section (traces + 1 entries). */
   offs: Uint32Array;
   /** First span index of each trace (traces + 1 entries). */
   first: Uint32Array;
   start: BigInt64Array;
   end: BigInt64Array;
+  /** Index into `services` / `names` per span, or UNSUMMARIZED. */
+  service: Uint16Array;
+  name: Uint16Array;
   status: Uint8Array;
-  data: Buffer;
+  services: string[];
+  names: string[];
 }
 
 function decodeSummary(raw: Buffer): BlockSummary {
-  // Typed-array views need 8-byte alignment; small inflated buffers may sit in a shared pool.
+  // Typed-array views need alignment; small inflated buffers may sit in a shared pool.
   let buf = raw;
   if (raw.byteOffset % 8 !== 0) {
     const ab = new ArrayBuffer(raw.length);
@@ -208,19 +235,21 @@ function decodeSummary(raw: Buffer): BlockSummary {
   }
   const nt = buf.readUInt32LE(0);
   const n = buf.readUInt32LE(4);
-  const head = 8 + 8 * (nt + 1);
-  const at = align8(head);
-  const sumLen = align8(at + 16 * n + n);
+  const at = align8(8 + 8 * (nt + 1));
   const ab = buf.buffer;
   const o = buf.byteOffset;
+  const [services, names] = unpack<[string[], string[]]>(buf.subarray(at + 21 * n));
   return {
     traces: nt,
     offs: new Uint32Array(ab, o + 8, nt + 1),
     first: new Uint32Array(ab, o + 8 + 4 * (nt + 1), nt + 1),
     start: new BigInt64Array(ab, o + at, n),
     end: new BigInt64Array(ab, o + at + 8 * n, n),
-    status: new Uint8Array(ab, o + at + 16 * n, n),
-    data: buf.subarray(sumLen),
+    service: new Uint16Array(ab, o + at + 16 * n, n),
+    name: new Uint16Array(ab, o + at + 18 * n, n),
+    status: new Uint8Array(ab, o + at + 20 * n, n),
+    services,
+    names,
   };
 }
 
@@ -231,7 +260,7 @@ export class TraceSegment {
   constructor(
     readonly gen: number,
     path: string,
-    private readonly cache: BlockCache<BlockSummary | Uint32Array>,
+    private readonly cache: BlockCache<BlockSummary | Uint32Array | Buffer>,
   ) {
     this.file = new DocSegmentFile<TraceSegmentIndex>(path, TRACE_MAGIC);
   }
@@ -240,15 +269,21 @@ export class TraceSegment {
     return this.file.index;
   }
 
-  /** Block `i`, inflated, with its span summary. */
-  block(i: number): BlockSummary {
-    const ref = this.index.blocks[i]!.ref;
-    return this.cache.get(`${this.gen}:${i}`, () => ({ value: decodeSummary(this.file.block(ref)), weight: ref.raw })) as BlockSummary;
+  /** The span summary of block `i`. */
+  summary(i: number): BlockSummary {
+    const ref = this.index.blocks[i]!.sref;
+    return this.cache.get(`${this.gen}:${i}:s`, () => ({ value: decodeSummary(this.file.block(ref)), weight: ref.raw + 256 })) as BlockSummary;
   }
 
-  /** Decodes trace `t` of a block. */
-  static trace(b: BlockSummary, t: number): Span[] {
-    return unpack<Span[]>(b.data.subarray(b.offs[t]!, b.offs[t + 1]!));
+  /** The inflated data section of block `i`. */
+  data(i: number): Buffer {
+    const ref = this.index.blocks[i]!.ref;
+    return this.cache.get(`${this.gen}:${i}:d`, () => ({ value: this.file.block(ref), weight: ref.raw })) as Buffer;
+  }
+
+  /** Decodes trace `t` of block `i`. */
+  trace(i: number, sum: BlockSummary, t: number): Span[] {
+    return unpack<Span[]>(this.data(i).subarray(sum.offs[t]!, sum.offs[t + 1]!));
   }
 
   /** Spans of one trace (`id` lowercased) in this segment; [] when absent. */
@@ -277,7 +312,7 @@ export class TraceSegment {
     for (let i = lo; i < rows && table[i * ID_ROW] === h1 && table[i * ID_ROW + 1] === h2; i++) {
       const o = i * ID_ROW;
       const off = table[o + 3]!;
-      const spans = unpack<Span[]>(this.block(table[o + 2]!).data.subarray(off, off + table[o + 4]!));
+      const spans = unpack<Span[]>(this.data(table[o + 2]!).subarray(off, off + table[o + 4]!));
       for (const s of spans) if (s.traceId.toLowerCase() === id) out.push(s);
     }
     return out;

@@ -19,7 +19,8 @@ import { spanLabels } from '../memory/index.js';
 import { BlockCache } from './block-cache.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
 import { bloomHas } from './hash-bloom.js';
-import { attrString, spanDuration, STATUS_BIT, TraceSegment, writeTraceSegment, type BlockSummary, type TraceBlockMeta } from './trace-segment.js';
+import { upgradeLegacySegments } from './legacy-doc-segments.js';
+import { attrString, spanDuration, STATUS_BIT, TraceSegment, UNSUMMARIZED, writeTraceSegment, type BlockSummary, type TraceBlockMeta } from './trace-segment.js';
 
 export interface TraceStoreOptions extends DocStoreOptions {
   /** Spans in the head before it is flushed into a segment (default 100,000). */
@@ -39,7 +40,7 @@ export class EmbeddedTraceStore implements TraceStore {
   private nextGen = 1;
   private readonly segDir: string;
   readonly wal: DocWal<Span>;
-  readonly cache: BlockCache<BlockSummary | Uint32Array>;
+  readonly cache: BlockCache<BlockSummary | Uint32Array | Buffer>;
   private flushQueued = false;
   private readonly addToHead = (s: Span) => {
     const id = s.traceId.toLowerCase();
@@ -58,8 +59,21 @@ export class EmbeddedTraceStore implements TraceStore {
   /** Loads segment indexes (not their spans) and replays the WAL into the head. */
   open(): void {
     mkdirSync(this.segDir, { recursive: true });
-    const files = readdirSync(this.segDir);
+    let files = readdirSync(this.segDir);
     for (const f of files) if (f.endsWith('.tmp')) rmSync(join(this.segDir, f), { force: true });
+    if (files.some((f) => f.endsWith('.dseg'))) {
+      upgradeLegacySegments<Span>(this.segDir, this.opts.logger, (gen, docs, lastSeq) => {
+        const traces = new Map<string, Span[]>();
+        for (const [, s] of docs) {
+          const id = s.traceId.toLowerCase();
+          const list = traces.get(id);
+          if (list) list.push(s);
+          else traces.set(id, [s]);
+        }
+        writeTraceSegment(join(this.segDir, segName(gen)), traces, lastSeq);
+      });
+      files = readdirSync(this.segDir);
+    }
     let persisted = 0;
     const gens = files.filter((f) => /^\d{10}\.tseg$/.test(f)).map((f) => Number(f.slice(0, 10)));
     for (const gen of gens.sort((a, b) => a - b)) {
@@ -169,11 +183,12 @@ export class EmbeddedTraceStore implements TraceStore {
         if (q.signal?.aborted) return;
         // Reads are synchronous: let other requests run between blocks.
         if (++blocksRead % 16 === 0) await yieldToLoop();
-        const sum = seg.block(b);
+        const sum = seg.summary(b);
+        const mayMatch = m.summaryTest(sum);
         for (let t = 0; t < sum.traces; t++) {
-          // Time, status and duration from the summary: decode only traces that may qualify.
-          if (!m.summaryMayMatch(sum, t)) continue;
-          const spans = TraceSegment.trace(sum, t);
+          // Time, status, duration, service and name from the summary: decode only candidates.
+          if (!mayMatch(t)) continue;
+          const spans = seg.trace(b, sum, t);
           const g = qualify(spans[0]!.traceId.toLowerCase(), spans, seg);
           if (!g) continue;
           yield g;
@@ -226,8 +241,11 @@ interface CompiledSearch {
   cond: (s: Span) => boolean;
   /** False when no span of the block can be both visible and meet the prefilters. */
   blockMayMatch: (b: TraceBlockMeta) => boolean;
-  /** False when no span of trace `t` of the block is in range with a wanted status and duration. */
-  summaryMayMatch: (b: BlockSummary, t: number) => boolean;
+  /**
+   * For a block's summary: a test that is false when no span of trace `t` is in range with a
+   * wanted status, duration, service name and span name.
+   */
+  summaryTest: (b: BlockSummary) => (t: number) => boolean;
 }
 
 function compileSearch(q: TraceSearchQuery): CompiledSearch {
@@ -238,6 +256,8 @@ function compileSearch(q: TraceSearchQuery): CompiledSearch {
   const minDur = q.minDurationNs !== undefined ? Number(q.minDurationNs) : -Infinity;
   const maxDur = q.maxDurationNs !== undefined ? Number(q.maxDurationNs) : Infinity;
   const filter = q.spanFilter;
+  const wantSvc = q.attributes?.['service.name'];
+  const wantName = q.attributes?.['name'];
   const scoped = q.scope !== undefined;
   return {
     visible: (s) => s.startTimeUnixNano < q.endNs && s.endTimeUnixNano >= q.startNs && (!scoped || inScope(spanLabels(s))),
@@ -257,15 +277,23 @@ function compileSearch(q: TraceSearchQuery): CompiledSearch {
       for (const k of bloomKeys) if (!bloomHas(b.bloom, k)) return false;
       return true;
     },
-    summaryMayMatch: (b, t) => {
-      for (let j = b.first[t]!, e = b.first[t + 1]!; j < e; j++) {
-        const st = b.start[j]!;
-        const en = b.end[j]!;
-        if (st >= q.endNs || en < q.startNs || (b.status[j]! & statusMask) === 0) continue;
-        const d = Number(en - st);
-        if (d >= minDur && d <= maxDur) return true;
-      }
-      return false;
+    summaryTest: (b) => {
+      // Dictionary index each span must have (-1: no span of the block has the value; only
+      // unsummarized spans can match), or undefined when the query does not constrain it.
+      const svc = wantSvc === undefined ? undefined : b.services.indexOf(wantSvc);
+      const name = wantName === undefined ? undefined : b.names.indexOf(wantName);
+      return (t) => {
+        for (let j = b.first[t]!, e = b.first[t + 1]!; j < e; j++) {
+          const st = b.start[j]!;
+          const en = b.end[j]!;
+          if (st >= q.endNs || en < q.startNs || (b.status[j]! & statusMask) === 0) continue;
+          if (svc !== undefined && b.service[j] !== svc && b.service[j] !== UNSUMMARIZED) continue;
+          if (name !== undefined && b.name[j] !== name && b.name[j] !== UNSUMMARIZED) continue;
+          const d = Number(en - st);
+          if (d >= minDur && d <= maxDur) return true;
+        }
+        return false;
+      };
     },
   };
 }

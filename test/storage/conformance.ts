@@ -292,13 +292,23 @@ export function storageConformance(name: string, makeHarness: () => BackendHarne
   s('logs: scan honours limit and resumes with after, across head and segments', async () => {
     const { b, h } = ctx;
     const recs: LogRecord[] = [];
-    for (let i = 0; i < 20_000; i++) recs.push(log(T0 + Math.floor(i / 3), `m${i}`, { service: `s${i % 7}` }));
+    for (let i = 0; i < 20_000; i++) recs.push(log(T0 + Math.floor(i / 3), `m${i}`, { service: `s${i % 7}` }, i % 2 ? {} : { i, tag: `t${i}` }));
     await b.logs.append(recs.slice(0, 12_000));
     await h.retention?.(b, T0 + 60_000, true); // flush into segments, nothing expires
     await b.logs.append(recs.slice(12_000));
     const q = { startNs: ns(T0), endNs: ns(T0 + 10_000) };
-    const full = (await scanAll(b, q)).records.map((r) => r.message);
+    const fullRecs = (await scanAll(b, q)).records;
+    const full = fullRecs.map((r) => r.message);
     assert.is(full.length, 20_000);
+    // Messages and facets read back per record, from segments and head alike.
+    for (const r of fullRecs) {
+      const i = Number(r.message.slice(1));
+      assert.equal(r.facets, i % 2 ? {} : { i, tag: `t${i}` });
+      assert.is(r.labels.service, `s${i % 7}`);
+      assert.is(r.timestampNs, ns(T0 + Math.floor(i / 3)));
+    }
+    const selective = (await scanAll(b, { ...q, matchers: [m('service', '=', 's3')], terms: ['M1'] })).records.map((r) => r.message);
+    assert.equal(selective, full.filter((x) => Number(x.slice(1)) % 7 === 3 && x.startsWith('m1')));
     assert.is(full[0], 'm19999');
     // A first page through `limit` (a backend may return more than asked; the caller stops).
     const page: string[] = [];
@@ -428,6 +438,12 @@ export function storageConformance(name: string, makeHarness: () => BackendHarne
     for await (const g of b.traces.search({ startNs: ns(T0 - 1), endNs: ns(T0 + 200_000), attributes: { 'service.name': 'web' } })) byAttr.push(g[0]!.traceId);
     // Attribute equality is a prefilter: a backend may return more, never less.
     assert.ok(byAttr.includes('bb02'));
+    // Status and duration prefilters (optional for backends): never fewer, each trace once.
+    const pre: string[] = [];
+    const q = { startNs: ns(T0 - 1), endNs: ns(T0 + 200_000), statuses: ['ok' as const], minDurationNs: 5_000_000n, maxDurationNs: 10_000_000n };
+    for await (const g of b.traces.search(q)) pre.push(g[0]!.traceId);
+    assert.ok(pre.includes('aa01') && pre.includes('bb02'));
+    assert.is(new Set(pre).size, pre.length);
   });
 
   s('meta: transactions are atomic and serialized', async () => {

@@ -6,11 +6,13 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { cpSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { deflateRawSync } from 'node:zlib';
+import { pack } from '../../backends/embedded/pack.js';
 import { openEmbeddedBackend, type EmbeddedBackend, type EmbeddedOptions } from '../../backends/embedded/index.js';
 import { createLogger } from '../../kernel/logger.js';
 import type { EventRecord, Span, SpanStatusCode } from '../../kernel/models.js';
@@ -320,6 +322,49 @@ test('a crash between segment write and WAL deletion replays no duplicates; unre
   const d = open(dir);
   assert.ok((await d.traces.getTrace(spans[0]!.traceId)).some((s) => s.spanId === 'after'));
   await d.close();
+});
+
+test('search finds spans whose service or name comes from a span attribute, after a flush', async () => {
+  const dir = tmp();
+  const b = open(dir);
+  const [x, y] = makeTraces(2, 8);
+  await b.traces.append([
+    { ...x!, attributes: { 'service.name': 'from-span' } },
+    { ...y!, name: 'real-name', attributes: { name: 'attr-name' } },
+  ]);
+  await b.maintenance({ flush: true, now: T0 });
+  const all = { startNs: 0n, endNs: ns(T0 + DAY) };
+  assert.equal(await searchIds(b, { ...all, attributes: { 'service.name': 'from-span' } }), [x!.traceId]);
+  assert.equal(await searchIds(b, { ...all, attributes: { name: 'attr-name' } }), [y!.traceId]);
+  assert.equal(await searchIds(b, { ...all, attributes: { name: 'real-name' } }), [y!.traceId]);
+  assert.equal(await searchIds(b, { ...all, attributes: { name: 'other' } }), []);
+  await b.close();
+});
+
+test('segments of the earlier in-memory format (.dseg) are converted on open', async () => {
+  const dir = tmp();
+  const spans = makeTraces(30, 6);
+  const ev: EventRecord = { id: 'legacy', timestampNs: ns(T0), title: 't', text: '', labels: { source: 'bus' }, attributes: { k: 'v' } };
+  for (const [sig, docs] of [['traces', spans], ['events', [ev]]] as const) {
+    mkdirSync(join(dir, sig, 'segments'), { recursive: true });
+    const file = { lastSeq: docs.length, docs: docs.map((d, i) => [i + 1, d]) };
+    writeFileSync(join(dir, sig, 'segments', '0000000001.dseg'), deflateRawSync(pack(file)));
+  }
+  const b = open(dir);
+  assert.is((await b.traces.getTrace(spans[0]!.traceId)).length, spans.filter((x) => x.traceId === spans[0]!.traceId).length);
+  const got: EventRecord[] = [];
+  for await (const x of b.events.scan({ startNs: 0n, endNs: ns(T0 + 1) })) got.push(...x.events);
+  assert.equal(got, [ev]);
+  assert.equal(readdirSync(join(dir, 'traces', 'segments')), ['0000000001.tseg']);
+  assert.equal(readdirSync(join(dir, 'events', 'segments')), ['0000000001.eseg']);
+  // Sequences continue after the converted segment.
+  await b.events.append([{ ...ev, id: 'next' }]);
+  await b.close();
+  const c = open(dir);
+  const ids: string[] = [];
+  for await (const x of c.events.scan({ startNs: 0n, endNs: ns(T0 + 1), order: 'asc' })) ids.push(...x.events.map((e) => e.id));
+  assert.equal(ids, ['legacy', 'next']);
+  await c.close();
 });
 
 test('restart with 200,000 spans on disk: fast, memory bounded, trace by id and search work', async () => {
