@@ -9,7 +9,10 @@
  *   "LKLSEG01" | column bytes ... | index (msgpack) | f64 indexOffset | u32 indexLength | u32 crc32 | "LKLEND01"
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { promisify } from 'node:util';
+import { crc32, deflateRawSync, inflateRaw, inflateRawSync } from 'node:zlib';
+
+const inflateRawAsync = promisify(inflateRaw);
 import type { FacetValue, Labels } from '../../kernel/models.js';
 import { bloomOf } from './bloom.js';
 import { ByteReader, ByteWriter } from './bytes.js';
@@ -19,6 +22,8 @@ const MAGIC = Buffer.from('LKLSEG01');
 const END = Buffer.from('LKLEND01');
 const FOOTER = 24;
 export const BLOCK_RECORDS = 8192;
+/** Records per separately deflated page of the message and facets columns. */
+export const PAGE_ROWS = 64;
 
 export type Facets = Readonly<Record<string, FacetValue>>;
 
@@ -47,6 +52,8 @@ export interface BlockMeta {
   fv: number;
   /** Inflated size of each column (null in older files), so inflating is one allocation. */
   raw: number[] | null;
+  /** Start offsets (relative to the column) of the PAGE_ROWS-record pages of messages and facets, plus the end; null = unpaged. */
+  pages: [Float64Array, Float64Array] | null;
   /** [offset, length] of each column: ts, seq, stream, msg, facets. */
   cols: Array<[number, number]>;
 }
@@ -69,6 +76,8 @@ interface IndexFile {
     fv?: number;
     /** Inflated column sizes (absent in older files). */
     raw?: number[];
+    /** Deflated page lengths of the message and facets columns (absent: one stream each). */
+    pg?: [number[], number[]];
   }>;
 }
 
@@ -137,6 +146,8 @@ export class LogSegment {
       let minSeq = Infinity;
       let maxSeq = 0;
       const facW = new ByteWriter(1 << 16);
+      const msgCuts: number[] = [];
+      const facCuts: number[] = [];
       let anyFacets = false;
       for (let i = from; i < to; i++) {
         const s = cols.seq[i]!;
@@ -153,6 +164,10 @@ export class LogSegment {
         }
         present.set(l, (present.get(l) ?? 0) + 1);
         stW.uvar(l);
+        if ((i - from) % PAGE_ROWS === 0) {
+          msgCuts.push(msgW.pos);
+          facCuts.push(facW.pos);
+        }
         msgW.str(cols.msg[i]!);
         const f = cols.facets[i] ?? null;
         if (f) {
@@ -165,7 +180,21 @@ export class LogSegment {
         } else facW.uvar(0);
       }
       const rawCols = [encodeTs(cols.ts, from, to), seqW.view(), stW.view(), msgW.view(), anyFacets ? facW.view() : Buffer.alloc(0)];
-      const colBufs = rawCols.map((b) => (b.length === 0 ? b : deflateRawSync(b, { level: 6 })));
+      // Messages and facets are deflated in pages of PAGE_ROWS records: a selective query
+      // inflates only the pages holding its matches (costs ~10% size on short messages).
+      const pages: [number[], number[]] = [[], []];
+      const paged = (raw: Buffer, cuts: number[], lens: number[]): Buffer => {
+        const parts: Buffer[] = [];
+        for (let p = 0; p < cuts.length; p++) {
+          const d = deflateRawSync(raw.subarray(cuts[p]!, p + 1 < cuts.length ? cuts[p + 1]! : raw.length), { level: 6 });
+          lens.push(d.length);
+          parts.push(d);
+        }
+        return Buffer.concat(parts);
+      };
+      const colBufs = rawCols.map((b, c) =>
+        b.length === 0 ? b : c === 3 ? paged(b, msgCuts, pages[0]) : c === 4 ? paged(b, facCuts, pages[1]) : deflateRawSync(b, { level: 6 }),
+      );
       const at: Array<[number, number]> = [];
       for (const b of colBufs) {
         at.push([off, b.length]);
@@ -190,6 +219,7 @@ export class LogSegment {
         cols: at,
         fv: 1,
         raw: rawCols.map((b) => b.length),
+        pg: pages,
       });
     }
     const idx = pack(index);
@@ -233,6 +263,7 @@ export class LogSegment {
           cols: b.cols,
           fv: b.fv ?? 0,
           raw: b.raw && b.raw.length === b.cols.length ? b.raw : null,
+          pages: b.pg ? [prefixSums(b.pg[0]), prefixSums(b.pg[1])] : null,
         });
       }
       seg.fd = fd;
@@ -278,6 +309,25 @@ export class LogSegment {
     return inflateRawSync(this.read(o, l), { chunkSize });
   }
 
+  /** Page `p` (of PAGE_ROWS records) of paged column `c` (3 messages, 4 facets) of block `i`. */
+  page(i: number, c: 3 | 4, p: number): Buffer {
+    const b = this.blocks[i]!;
+    const at = b.pages![c - 3];
+    const start = at[p]!;
+    const len = at[p + 1]! - start;
+    if (len === 0) return Buffer.alloc(0);
+    return inflateRawSync(this.read(b.cols[c]![0] + start, len), { chunkSize: 64 << 10 });
+  }
+
+  /** As `column`, inflated on the libuv thread pool (so several blocks inflate in parallel). */
+  async columnAsync(i: number, c: number): Promise<Buffer> {
+    const b = this.blocks[i]!;
+    const [o, l] = b.cols[c]!;
+    if (l === 0) return Buffer.alloc(0);
+    const chunkSize = Math.max(1024, b.raw ? b.raw[c]! + 64 : Math.min(l * 8, 4 << 20));
+    return inflateRawAsync(this.read(o, l), { chunkSize });
+  }
+
   /** A lazy reader of block `i`: each column is inflated on first use only. */
   reader(i: number): BlockReader {
     return new BlockReader(this, i);
@@ -320,18 +370,36 @@ const SAFE_SPAN = 2 ** 52;
 /** Decodes the ts column into offsets from the first timestamp without a BigInt per record. */
 export function decodeTsOffsets(b: Buffer, n: number): TsOffsets | null {
   if (n === 0) return { base: 0n, off: new Float64Array(0) };
-  const r = new ByteReader(b);
   const off = new Float64Array(n);
-  if (r.svar() !== 0) return null;
-  const base = r.i64();
+  if (b.length < 9 || b[0] !== 0) return null;
+  const base = b.readBigInt64LE(1);
+  let pos = 9;
   let prev = 0;
+  const len = b.length;
+  // Hand-inlined zig-zag LEB128 (this loop runs once per record of every scanned block).
   for (let i = 1; i < n; i++) {
-    const z = r.svar();
-    if (z === 0) {
-      const d = r.i64() - base;
+    if (pos >= len) return null;
+    let byte = b[pos++]!;
+    let u = byte & 0x7f;
+    if (byte >= 0x80) {
+      let mul = 0x80;
+      do {
+        if (pos >= len) return null;
+        byte = b[pos++]!;
+        u += (byte & 0x7f) * mul;
+        mul *= 0x80;
+      } while (byte >= 0x80);
+    }
+    if (u === 0) {
+      if (pos + 8 > len) return null;
+      const d = b.readBigInt64LE(pos) - base;
+      pos += 8;
       if (d >= BigInt(SAFE_SPAN) || d <= -BigInt(SAFE_SPAN)) return null;
       prev = Number(d);
-    } else prev += z > 0 ? z - 1 : z;
+    } else {
+      const z = u % 2 === 1 ? -(u + 1) / 2 : u / 2;
+      prev += z > 0 ? z - 1 : z;
+    }
     if (prev >= SAFE_SPAN || prev <= -SAFE_SPAN) return null;
     off[i] = prev;
   }
@@ -357,6 +425,33 @@ export function offsetsToMs(t: TsOffsets, rows: ArrayLike<number> | null, n: num
   }
 }
 
+function prefixSums(lens: readonly number[]): Float64Array {
+  const out = new Float64Array(lens.length + 1);
+  for (let i = 0; i < lens.length; i++) out[i + 1] = out[i]! + lens[i]!;
+  return out;
+}
+
+/** [start, length] of each of `n` LEB128-length-prefixed items in `b` (hand-inlined: hot). */
+function lengthPrefixed(b: Buffer, n: number): Uint32Array {
+  const at = new Uint32Array(n * 2);
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    let byte = b[pos++]!;
+    let len = byte & 0x7f;
+    let mul = 0x80;
+    while (byte >= 0x80) {
+      byte = b[pos++]!;
+      len += (byte & 0x7f) * mul;
+      mul *= 0x80;
+    }
+    at[2 * i] = pos;
+    at[2 * i + 1] = len;
+    pos += len;
+  }
+  if (pos > b.length) throw new RangeError('truncated column');
+  return at;
+}
+
 /**
  * One block, read column by column on demand: a query that filters by stream and time touches
  * the small columns only, and inflates messages and facets just for blocks with survivors
@@ -374,6 +469,9 @@ export class BlockReader {
   private _fac: Buffer | null = null;
   private _facAt: Uint32Array | null = null;
   private _facArr: (Facets | null)[] | null = null;
+  private _prefetch: Promise<void> | null = null;
+  private _msgPages: ({ b: Buffer; at: Uint32Array } | undefined)[] | null = null;
+  private _facPages: ({ b: Buffer; at: Uint32Array } | undefined)[] | null = null;
 
   constructor(
     private readonly seg: LogSegment,
@@ -386,10 +484,23 @@ export class BlockReader {
   /** Global stream id of every record. */
   streams(): Uint32Array {
     if (this._streams) return this._streams;
-    const r = new ByteReader(this.seg.column(this.bi, 2));
+    const b = this.seg.column(this.bi, 2);
     const g = this.seg.globalOf;
     const out = new Uint32Array(this.n);
-    for (let k = 0; k < this.n; k++) out[k] = g[r.uvar()]!;
+    let pos = 0;
+    for (let k = 0; k < this.n; k++) {
+      // Hand-inlined LEB128 (local stream ids are small: one or two bytes).
+      let byte = b[pos++]!;
+      let v = byte & 0x7f;
+      let mul = 0x80;
+      while (byte >= 0x80) {
+        byte = b[pos++]!;
+        v += (byte & 0x7f) * mul;
+        mul *= 0x80;
+      }
+      if (pos > b.length) throw new RangeError('truncated stream column');
+      out[k] = g[v]!;
+    }
     return (this._streams = out);
   }
 
@@ -416,42 +527,76 @@ export class BlockReader {
     return o ? o.base + BigInt(o.off[k]!) : this._ts![k]!;
   }
 
-  msgAt(k: number): string {
-    if (!this._msg) {
-      const b = (this._msg = this.seg.column(this.bi, 3));
-      const at = (this._msgAt = new Uint32Array(this.n * 2));
-      const r = new ByteReader(b);
-      for (let i = 0; i < this.n; i++) {
-        const len = r.uvar();
-        at[2 * i] = r.pos;
-        at[2 * i + 1] = len;
-        r.pos += len;
-      }
+  /**
+   * Inflates the message and facets columns in the background; `msgAt`/`facetsAt` then find
+   * them ready. A scan calls this for the next few surviving blocks.
+   */
+  prefetch(): Promise<void> {
+    // Paged blocks inflate just the pages asked for, synchronously: nothing to prefetch.
+    if (this.meta.pages) return Promise.resolve();
+    this._prefetch ??= (async () => {
+      const [m, f] = await Promise.all([
+        this._msg ? null : this.seg.columnAsync(this.bi, 3),
+        this._fac || this._facArr || this.meta.cols[4]![1] === 0 ? null : this.seg.columnAsync(this.bi, 4),
+      ]);
+      if (m && !this._msg) this.setMsg(m);
+      if (f && !this._fac && !this._facArr) this.setFacets(f);
+    })();
+    return this._prefetch;
+  }
+
+  private setMsg(b: Buffer): void {
+    this._msgAt = lengthPrefixed(b, this.n);
+    this._msg = b;
+  }
+
+  private setFacets(b: Buffer): void {
+    if (this.meta.fv === 0) {
+      this._facArr = unpack<(Facets | null)[]>(b);
+      return;
     }
+    this._facAt = lengthPrefixed(b, this.n);
+    this._fac = b;
+  }
+
+  /** Decoded page of a paged column: its bytes and [start, length] per record. */
+  private pageOf(c: 3 | 4, p: number): { b: Buffer; at: Uint32Array } {
+    const cache = c === 3 ? (this._msgPages ??= []) : (this._facPages ??= []);
+    let pg = cache[p];
+    if (!pg) {
+      const b = this.seg.page(this.bi, c, p);
+      pg = cache[p] = { b, at: lengthPrefixed(b, Math.min(PAGE_ROWS, this.n - p * PAGE_ROWS)) };
+    }
+    return pg;
+  }
+
+  msgAt(k: number): string {
+    if (this.meta.pages && !this._msg) {
+      const pg = this.pageOf(3, Math.floor(k / PAGE_ROWS));
+      const j = k % PAGE_ROWS;
+      const start = pg.at[2 * j]!;
+      return pg.b.toString('utf8', start, start + pg.at[2 * j + 1]!);
+    }
+    if (!this._msg) this.setMsg(this.seg.column(this.bi, 3));
     const start = this._msgAt![2 * k]!;
-    return this._msg.toString('utf8', start, start + this._msgAt![2 * k + 1]!);
+    return this._msg!.toString('utf8', start, start + this._msgAt![2 * k + 1]!);
   }
 
   facetsAt(k: number): Facets | null {
     if (this.meta.cols[4]![1] === 0) return null;
-    if (this.meta.fv === 0) {
-      this._facArr ??= unpack<(Facets | null)[]>(this.seg.column(this.bi, 4));
-      return this._facArr[k] ?? null;
+    if (this.meta.pages && !this._fac) {
+      const pg = this.pageOf(4, Math.floor(k / PAGE_ROWS));
+      const j = k % PAGE_ROWS;
+      const len = pg.at[2 * j + 1]!;
+      if (len === 0) return null;
+      const start = pg.at[2 * j]!;
+      return unpack<Facets>(pg.b.subarray(start, start + len));
     }
-    if (!this._fac) {
-      const b = (this._fac = this.seg.column(this.bi, 4));
-      const at = (this._facAt = new Uint32Array(this.n * 2));
-      const r = new ByteReader(b);
-      for (let i = 0; i < this.n; i++) {
-        const len = r.uvar();
-        at[2 * i] = r.pos;
-        at[2 * i + 1] = len;
-        r.pos += len;
-      }
-    }
+    if (!this._fac && !this._facArr) this.setFacets(this.seg.column(this.bi, 4));
+    if (this._facArr) return this._facArr[k] ?? null;
     const len = this._facAt![2 * k + 1]!;
     if (len === 0) return null;
     const start = this._facAt![2 * k]!;
-    return unpack<Facets>(this._fac.subarray(start, start + len));
+    return unpack<Facets>(this._fac!.subarray(start, start + len));
   }
 }

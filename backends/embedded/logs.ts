@@ -35,6 +35,8 @@ const BATCH = 1024;
 const CHUNK = 8192;
 /** Decoded blocks kept for paging (a reader holds at most its inflated columns). */
 const READER_CACHE = 16;
+/** Blocks whose messages a selective scan inflates ahead (in parallel on the thread pool). */
+const PREFETCH = 4;
 
 /** The mutable head: plain arrays, appended in ingestion (seq) order. */
 class Head {
@@ -466,10 +468,27 @@ export class EmbeddedLogStore implements LogStore {
     const cmp = desc
       ? (a: Row, b: Row) => (a.ts > b.ts ? -1 : a.ts < b.ts ? 1 : b.seq - a.seq)
       : (a: Row, b: Row) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : a.seq - b.seq);
+    // Selective queries read messages of most blocks they visit: inflate the next few on the
+    // thread pool while this one is filtered.
+    const selective = terms.length > 0 || !all;
+    const prefetched = new Map<number, Promise<void>>();
+    const prefetch = (si: number) => {
+      const src = sources[si];
+      if (!selective || !src?.seg || prefetched.has(si)) return;
+      const meta = src.seg.blocks[src.bi!]!;
+      if (!blockHasAny(meta.streams, filter) || (terms.length > 0 && !bloomMayContain(meta.bloom, terms))) return;
+      prefetched.set(si, this.reader(src.seg, src.bi!).prefetch());
+    };
     let pool: Row[] = [];
     for (let si = 0; si <= sources.length; si++) {
       if (q.signal?.aborted) return;
       const src = sources[si];
+      for (let k = si; k < si + PREFETCH; k++) prefetch(k);
+      const ready = prefetched.get(si);
+      if (ready) {
+        prefetched.delete(si);
+        await ready;
+      }
       if (src) this.collect(src, { start, end, desc, afterTs, afterSeq, all, ok, terms, filter }, pool);
       // Rows beyond the next source's bound cannot be preceded by anything unread.
       const next = sources[si + 1];

@@ -109,15 +109,17 @@ async function countColumnar(plan: Plan, cp: ColumnarPlan, store: ColumnarLogSto
       else {
         const ts = b.timestampsMs!;
         const d = cp.durMs!;
-        buckets = new Int32Array(n);
+        const raw = new Float64Array(n);
         minBucket = Infinity;
         let maxBucket = -Infinity;
         for (let i = 0; i < n; i++) {
           const q = Math.floor(ts[i]! / d);
+          raw[i] = q;
           if (q < minBucket) minBucket = q;
           if (q > maxBucket) maxBucket = q;
         }
-        for (let i = 0; i < n; i++) buckets[i] = Math.floor(ts[i]! / d) - minBucket;
+        buckets = new Int32Array(n);
+        for (let i = 0; i < n; i++) buckets[i] = raw[i]! - minBucket;
         radices.push(maxBucket - minBucket + 1);
       }
     }
