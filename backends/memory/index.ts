@@ -242,9 +242,23 @@ const containsAllTerms = (msg: string, terms: readonly string[] | undefined): bo
 export class MemoryLogStore implements LogStore {
   private readonly records: LogRecord[] = [];
   private sorted: number[] = [];
+  /** Per record: a small id of its label-set object and floor(ts / 1 ms), for columnar scans. */
+  private readonly streamOf: number[] = [];
+  private readonly msOf: number[] = [];
+  private readonly streamIds = new WeakMap<Labels, number>();
+  private readonly streams: Labels[] = [];
 
   async append(records: readonly LogRecord[]): Promise<void> {
-    for (const r of records) this.records.push(r);
+    for (const r of records) {
+      let id = this.streamIds.get(r.labels);
+      if (id === undefined) {
+        id = this.streams.push(r.labels) - 1;
+        this.streamIds.set(r.labels, id);
+      }
+      this.records.push(r);
+      this.streamOf.push(id);
+      this.msOf.push(floorMs(r.timestampNs));
+    }
   }
 
   lastSeq(): number {
@@ -276,7 +290,10 @@ export class MemoryLogStore implements LogStore {
     if (have === n) return this.sorted;
     const fresh: number[] = [];
     for (let i = have; i < n; i++) fresh.push(i);
-    fresh.sort((a, b) => (this.before(a, b) ? -1 : 1));
+    // Appends usually arrive in time order: check before paying for a sort.
+    let inOrder = true;
+    for (let k = 1; k < fresh.length && inOrder; k++) inOrder = this.records[fresh[k - 1]!]!.timestampNs <= this.records[fresh[k]!]!.timestampNs;
+    if (!inOrder) fresh.sort((a, b) => (this.before(a, b) ? -1 : 1));
     const old = this.sorted;
     if (have === 0 || this.before(old[have - 1]!, fresh[0]!)) {
       for (const i of fresh) old.push(i);
@@ -364,71 +381,70 @@ export class MemoryLogStore implements LogStore {
     if (records.length > 0) yield flush();
   }
 
-  /** The columnar scan of LogStore (reference implementation: codes per label set). */
+  /** The columnar scan of LogStore: codes per label-set object, folded per object when weighted. */
   async *scanColumns(q: LogColumnScanQuery): AsyncIterable<LogColumnBatch> {
-    const ok = this.labelFilter(q.matchers, q.scope);
+    const filter = this.labelFilter(q.matchers, q.scope);
     const idx = this.sortedIndex();
     const [lo, hi] = this.range(idx, q.startNs, q.endNs);
+    const nStreams = this.streams.length;
+    const ok = new Uint8Array(nStreams);
+    for (let id = 0; id < nStreams; id++) ok[id] = filter(this.streams[id]!) ? 1 : 0;
     const dicts: string[][] = q.labels.map(() => []);
     const index = q.labels.map(() => new Map<string, number>());
-    const codesOf = new WeakMap<Labels, Int32Array>();
-    const codes = (l: Labels): Int32Array => {
-      let c = codesOf.get(l);
-      if (c) return c;
-      c = new Int32Array(q.labels.length);
-      for (let j = 0; j < q.labels.length; j++) {
-        const v = l[q.labels[j]!];
-        if (v === undefined) c[j] = -1;
-        else {
-          let code = index[j]!.get(v);
-          if (code === undefined) index[j]!.set(v, (code = dicts[j]!.push(v) - 1));
-          c[j] = code;
-        }
+    const codeOf = q.labels.map(() => new Int32Array(nStreams).fill(-2));
+    const code = (j: number, id: number): number => {
+      let c = codeOf[j]![id]!;
+      if (c !== -2) return c;
+      const v = this.streams[id]![q.labels[j]!];
+      if (v === undefined) c = -1;
+      else {
+        const known = index[j]!.get(v);
+        if (known === undefined) index[j]!.set(v, (c = dicts[j]!.push(v) - 1));
+        else c = known;
       }
-      codesOf.set(l, c);
-      return c;
+      return (codeOf[j]![id] = c);
     };
-    const weighted = q.weighted === true && !q.timestampsMs;
-    const weights = new Map<Int32Array, number>();
+    const acc = q.weighted === true && !q.timestampsMs ? new Float64Array(nStreams) : null;
     const BATCH = 8192;
+    const ids = new Int32Array(BATCH);
     for (let from = lo; from < hi; from += BATCH) {
       if (q.signal?.aborted) return;
       const to = Math.min(hi, from + BATCH);
-      const rows: LogRecord[] = [];
+      let n = 0;
+      const rows = new Int32Array(to - from);
       for (let k = from; k < to; k++) {
-        const r = this.records[idx[k]!]!;
-        if (ok(r.labels)) rows.push(r);
-      }
-      if (weighted) {
-        for (const r of rows) {
-          const c = codes(r.labels);
-          weights.set(c, (weights.get(c) ?? 0) + 1);
+        const i = idx[k]!;
+        const id = this.streamOf[i]!;
+        if (ok[id] !== 1) continue;
+        if (acc) acc[id]!++;
+        else {
+          ids[n] = id;
+          rows[n++] = i;
         }
-        continue;
       }
-      if (rows.length === 0) continue;
-      const n = rows.length;
-      const cols: LabelColumn[] = q.labels.map((_, j) => ({ dict: dicts[j]!.slice(), codes: Int32Array.from(rows, (r) => codes(r.labels)[j]!) }));
-      // Codes are assigned while building the columns; the dictionaries are read after.
-      for (let j = 0; j < cols.length; j++) cols[j] = { dict: dicts[j]!.slice(), codes: cols[j]!.codes };
-      yield q.timestampsMs
-        ? { length: n, labels: cols, timestampsMs: Float64Array.from(rows, (r) => floorMs(r.timestampNs)) }
-        : { length: n, labels: cols };
+      if (acc || n === 0) continue;
+      const codes = q.labels.map((_, j) => {
+        const c = new Int32Array(n);
+        for (let k = 0; k < n; k++) c[k] = code(j, ids[k]!);
+        return c;
+      });
+      const labels: LabelColumn[] = codes.map((c, j) => ({ dict: dicts[j]!.slice(), codes: c }));
+      if (!q.timestampsMs) yield { length: n, labels };
+      else {
+        const ms = new Float64Array(n);
+        for (let k = 0; k < n; k++) ms[k] = this.msOf[rows[k]!]!;
+        yield { length: n, labels, timestampsMs: ms };
+      }
     }
-    if (weighted && weights.size > 0) {
-      // Equal code tuples from different label objects fold into one row.
-      const byKey = new Map<string, { c: Int32Array; w: number }>();
-      for (const [c, w] of weights) {
-        const key = c.join(',');
-        const e = byKey.get(key);
-        if (e) e.w += w;
-        else byKey.set(key, { c, w });
-      }
-      const rows = [...byKey.values()];
+    if (acc) {
+      const present: number[] = [];
+      for (let id = 0; id < nStreams; id++) if (acc[id]! > 0) present.push(id);
+      if (present.length === 0) return;
+      const codes = q.labels.map((_, j) => Int32Array.from(present, (id) => code(j, id)));
       yield {
-        length: rows.length,
-        labels: q.labels.map((_, j) => ({ dict: dicts[j]!.slice(), codes: Int32Array.from(rows, (e) => e.c[j]!) })),
-        weights: Float64Array.from(rows, (e) => e.w),
+        length: present.length,
+        labels: codes.map((c, j) => ({ dict: dicts[j]!.slice(), codes: c })),
+        weights: Float64Array.from(present, (id) => acc[id]!),
       };
     }
   }
