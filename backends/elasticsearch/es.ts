@@ -33,6 +33,9 @@ export interface EsSettings {
 }
 
 const DAY_MS = 86_400_000;
+/** Backoff for transient failures (429 back-pressure, 503 shard not started): about 6 s in all. */
+const RETRY_DELAYS_MS = [50, 100, 200, 400, 800, 1600, 3000];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Above this many days a query names the wildcard pattern instead of each day's index. */
 const MAX_LISTED_DAYS = 62;
 
@@ -131,37 +134,68 @@ export class Es {
   async bulk(operations: unknown[], opts: { ignoreConflicts?: boolean; refresh?: boolean } = {}): Promise<void> {
     if (operations.length === 0) return;
     const refresh = opts.refresh === false ? false : this.settings.refresh === 'true' ? true : 'wait_for';
-    const res = await this.call(() =>
-      this.client.bulk({
-        operations: operations as estypes.BulkRequest['operations'],
-        refresh,
-        wait_for_active_shards: this.settings.waitForActiveShards as estypes.WaitForActiveShards,
-        timeout: `${Math.ceil(this.settings.requestTimeoutMs / 1000)}s`,
-      }),
-    );
-    if (!res.errors) return;
-    let failed = 0;
-    let reason = '';
-    for (const item of res.items) {
-      const r = Object.values(item)[0];
-      if (!r || !r.error) continue;
-      if (opts.ignoreConflicts && r.status === 409) continue;
-      failed++;
-      if (!reason) reason = `${r.error.type}: ${r.error.reason ?? ''}`;
+    let pending = operations;
+    for (let attempt = 0; ; attempt++) {
+      const res = await this.call(() =>
+        this.client.bulk({
+          operations: pending as estypes.BulkRequest['operations'],
+          refresh,
+          wait_for_active_shards: this.settings.waitForActiveShards as estypes.WaitForActiveShards,
+          timeout: `${Math.ceil(this.settings.requestTimeoutMs / 1000)}s`,
+        }),
+      );
+      if (!res.errors) return;
+      let failed = 0;
+      let reason = '';
+      const retry: unknown[] = [];
+      res.items.forEach((item, i) => {
+        const r = Object.values(item)[0];
+        if (!r || !r.error) return;
+        if (opts.ignoreConflicts && r.status === 409) return;
+        // Back-pressure (429) and a shard not started yet (503) are transient: resend those items.
+        if ((r.status === 429 || r.status === 503) && attempt < RETRY_DELAYS_MS.length) {
+          retry.push(pending[2 * i], pending[2 * i + 1]);
+          return;
+        }
+        failed++;
+        if (!reason) reason = `${r.error.type}: ${r.error.reason ?? ''}`;
+      });
+      if (failed > 0) throw new BulkError(failed, res.items.length, reason);
+      if (retry.length === 0) return;
+      await sleep(RETRY_DELAYS_MS[attempt]!);
+      pending = retry;
     }
-    if (failed > 0) throw new BulkError(failed, res.items.length, reason);
   }
 
   async search<T>(index: string, body: Omit<estypes.SearchRequest, 'index'>): Promise<estypes.SearchResponse<T>> {
-    return this.call(() =>
+    // Partial results would silently drop data when a shard fails; a failure is retried instead.
+    // (A daily index that a concurrent write just created answers 503 until its shard starts.)
+    return this.read(() =>
       this.client.search<T>({
         index,
         ignore_unavailable: true,
         allow_no_indices: true,
+        allow_partial_search_results: false,
         track_total_hits: false,
         ...body,
       }),
     );
+  }
+
+  /** An idempotent read, retried with backoff on back-pressure and unavailable shards. */
+  async read<T>(fn: () => Promise<T>): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn();
+      } catch (e) {
+        const status = e instanceof errors.ResponseError ? e.statusCode : undefined;
+        if ((status === 429 || status === 503) && attempt < RETRY_DELAYS_MS.length) {
+          await sleep(RETRY_DELAYS_MS[attempt]!);
+          continue;
+        }
+        throw toLookoutError(e);
+      }
+    }
   }
 
   /**
@@ -194,7 +228,8 @@ export class Es {
   /**
    * Sorted hits page by page with search_after; `sort` must end with a unique tie-breaker.
    * `afterOf` gives a hit's sort values when the returned ones cannot be trusted (long fields
-   * above 2^53 come back as rounded JSON numbers).
+   * above 2^53 come back as rounded JSON numbers). Pages grow from `size` to `maxSize`: a
+   * caller that keeps reading wants more.
    */
   async *pages<T>(
     index: string,
@@ -203,14 +238,15 @@ export class Es {
     searchAfter?: estypes.SortResults,
     signal?: AbortSignal,
     afterOf: (hit: estypes.SearchHit<T>) => estypes.SortResults | undefined = (h) => h.sort,
+    maxSize = size,
   ): AsyncGenerator<estypes.SearchHit<T>[]> {
     let after = searchAfter;
-    for (;;) {
+    for (let n = size; ; n = Math.min(maxSize, n * 2)) {
       signal?.throwIfAborted();
-      const res = await this.search<T>(index, { ...body, size, ...(after ? { search_after: after } : {}) });
+      const res = await this.search<T>(index, { ...body, size: n, ...(after ? { search_after: after } : {}) });
       const hits = res.hits.hits;
       if (hits.length) yield hits;
-      if (hits.length < size) return;
+      if (hits.length < n) return;
       after = afterOf(hits[hits.length - 1]!);
       if (!after) return;
     }
@@ -237,8 +273,9 @@ export function toLookoutError(e: unknown): unknown {
   }
   if (e instanceof errors.ResponseError) {
     const status = e.statusCode ?? 500;
-    const body = e.body as { error?: { type?: string; reason?: string; root_cause?: { reason?: string }[] } } | undefined;
-    const reason = body?.error?.root_cause?.[0]?.reason ?? body?.error?.reason ?? e.message;
+    const body = e.body as { error?: { type?: string; reason?: string; root_cause?: { type?: string; reason?: string }[] } } | undefined;
+    const root = body?.error?.root_cause?.[0] ?? body?.error;
+    const reason = root ? `${root.type ?? 'error'}: ${root.reason ?? ''}` : e.message;
     if (status === 429 || status === 503) return new LookoutError('unavailable', `Elasticsearch busy: ${reason}`);
     return new LookoutError('internal', `Elasticsearch error (${status}): ${reason}`);
   }

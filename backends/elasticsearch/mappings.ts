@@ -42,7 +42,7 @@ export const MAPPINGS: Record<DailyKind, Mapping> = {
   },
   spans: {
     dynamic: false,
-    properties: { tid: keyword, sid: keyword, start: long, end: long, labels, kv: { type: 'keyword', ignore_above: 8191 }, span: opaque },
+    properties: { tid: keyword, sid: keyword, start: long, end: long, labels, kv: { type: 'keyword', ignore_above: 8191 }, status: keyword, dur: long, span: opaque },
   },
 };
 

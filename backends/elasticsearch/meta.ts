@@ -39,7 +39,7 @@ export class EsMetaStore implements MetaStore {
   constructor(private readonly es: Es) {}
 
   private async read(): Promise<Snapshot> {
-    const res = await this.es.call(() =>
+    const res = await this.es.read(() =>
       this.es.client.get<MetaDoc>({ index: this.es.stateIndex, id: DOC_ID, realtime: true }, { ignore: [404] }),
     );
     if (!res.found || !res._source) return { data: {} };

@@ -12,6 +12,7 @@ import type { Labels } from '../../kernel/models.js';
 import type { Es, Query } from './es.js';
 import { MatcherTranslator } from './query.js';
 
+const MAX_PAGE = 5000;
 const LONG_MIN = -(2n ** 63n);
 const LONG_MAX = 2n ** 63n - 1n;
 
@@ -76,9 +77,10 @@ export async function* orderedScan<D extends SequencedDoc>(
   const match = compileMatchers(q.matchers ?? []);
   const inScope = compileAlternatives(q.scope);
   const dir = (q.order ?? 'desc') === 'desc' ? 'desc' : 'asc';
-  const size = Math.min(5000, Math.max(100, q.limit ?? 1000));
+  // A small first page for a small limit; later pages grow (the caller kept reading).
+  const size = Math.min(MAX_PAGE, Math.max(100, q.limit ?? MAX_PAGE));
   const afterOf = (h: { _source?: D }) => (h._source ? [h._source.ts, h._source.seq] : undefined);
-  for await (const hits of es.pages<D>(index, { query, sort: [{ ts: dir }, { seq: dir }] }, size, after, q.signal, afterOf)) {
+  for await (const hits of es.pages<D>(index, { query, sort: [{ ts: dir }, { seq: dir }] }, size, after, q.signal, afterOf, MAX_PAGE)) {
     const docs: D[] = [];
     for (const h of hits) {
       const d = h._source!;

@@ -31,7 +31,7 @@ export class SequenceCounter {
   }
 
   async load(): Promise<void> {
-    const res = await this.es.call(() =>
+    const res = await this.es.read(() =>
       this.es.client.get<CounterDoc>({ index: this.es.stateIndex, id: this.id, realtime: true }, { ignore: [404] }),
     );
     if (res.found && res._source) {
