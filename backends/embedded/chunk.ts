@@ -129,6 +129,51 @@ export class ChunkEncoder {
 }
 
 /**
+ * The 32 bits starting at bit `pos` of `buf` (bytes past the end read as zero). A pure helper
+ * the JIT inlines: the decoders keep their bit position in a local, because closures or
+ * module-level state cost more than the decoding itself on the query path.
+ */
+function window32(buf: Uint8Array, pos: number): number {
+  const p = pos >>> 3;
+  if (p + 4 >= buf.length) return window32Tail(buf, pos);
+  const o = pos & 7;
+  const w = ((buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!) >>> 0;
+  return o === 0 ? w : ((w << o) | (buf[p + 4]! >>> (8 - o))) >>> 0;
+}
+
+/** window32 near the end of the buffer. */
+function window32Tail(buf: Uint8Array, pos: number): number {
+  const p = pos >>> 3;
+  const o = pos & 7;
+  let w = 0;
+  for (let k = 0; k < 5; k++) w = w * 256 + (p + k < buf.length ? buf[p + k]! : 0);
+  // 40 bits in w (exact in a double): drop the leading `o` bits and the trailing 8 - o.
+  return Math.floor(w / 2 ** (8 - o)) % 4294967296 >>> 0;
+}
+
+/** The bit at `pos`. */
+function bitAt(buf: Uint8Array, pos: number): number {
+  return (buf[pos >>> 3]! >>> (7 - (pos & 7))) & 1;
+}
+
+/** The `n` (1..32) bits at `pos`, as an unsigned number. */
+function bitsAt(buf: Uint8Array, pos: number, n: number): number {
+  const w = window32(buf, pos);
+  return n === 32 ? w : w >>> (32 - n);
+}
+
+/** A 32-bit view of a value array, cached for the last array (readers reuse a scratch array). */
+let lastVs: Float64Array | null = null;
+let lastVw: Uint32Array = new Uint32Array(0);
+function wordsOf(vs: Float64Array): Uint32Array {
+  if (vs !== lastVs) {
+    lastVs = vs;
+    lastVw = new Uint32Array(vs.buffer, vs.byteOffset, vs.length * 2);
+  }
+  return lastVw;
+}
+
+/**
  * Decodes `count` samples of a chunk into `ts`/`vs` from index `at`, keeping those within
  * [mint, maxt]. Returns the index after the last sample written.
  */
@@ -141,65 +186,64 @@ export function decodeChunk(
   mint = -Infinity,
   maxt = Infinity,
 ): number {
-  let bit = 0;
-  const r = (n: number): number => {
-    let v = 0;
-    while (n > 0) {
-      const avail = 8 - (bit & 7);
-      const take = n < avail ? n : avail;
-      n -= take;
-      v = (v << take) | ((buf[bit >>> 3]! >>> (avail - take)) & ((1 << take) - 1));
-      bit += take;
-    }
-    return v >>> 0;
-  };
-  const rbit = (): number => {
-    const b = (buf[bit >>> 3]! >>> (7 - (bit & 7))) & 1;
-    bit++;
-    return b;
-  };
-  u32[1] = r(32);
-  u32[0] = r(32);
+  // Values are written as raw words (little-endian, as u32/f64 above), skipping a conversion.
+  const vw = wordsOf(vs);
+  u32[1] = bitsAt(buf, 0, 32);
+  u32[0] = bitsAt(buf, 32, 32);
   let t = f64[0]!;
-  let hi = r(32);
-  let lo = r(32);
+  let hi = bitsAt(buf, 64, 32);
+  let lo = bitsAt(buf, 96, 32);
+  let pos = 128;
   let delta = 0;
   let leading = 0;
   let trailing = 0;
   for (let i = 0; i < count; i++) {
     if (i > 0) {
+      // Timestamp: control prefix 0 / 10 / 110 / 1110 / 1111 (at most 4 bits, peeked at once).
       let dod: number;
-      if (rbit() === 0) dod = 0;
-      else if (rbit() === 0) {
-        dod = r(14);
+      const ctl = bitAt(buf, pos) === 0 ? 0 : window32(buf, pos);
+      if (ctl >>> 31 === 0) {
+        dod = 0;
+        pos += 1;
+      } else if (((ctl >>> 30) & 1) === 0) {
+        dod = bitsAt(buf, pos + 2, 14);
         if (dod >= 8192) dod -= 16384;
-      } else if (rbit() === 0) {
-        dod = r(17);
+        pos += 16;
+      } else if (((ctl >>> 29) & 1) === 0) {
+        dod = bitsAt(buf, pos + 3, 17);
         if (dod >= 65536) dod -= 131072;
-      } else if (rbit() === 0) {
-        dod = r(20);
+        pos += 20;
+      } else if (((ctl >>> 28) & 1) === 0) {
+        dod = bitsAt(buf, pos + 4, 20);
         if (dod >= 524288) dod -= 1048576;
+        pos += 24;
       } else {
-        u32[1] = r(32);
-        u32[0] = r(32);
+        u32[1] = bitsAt(buf, pos + 4, 32);
+        u32[0] = bitsAt(buf, pos + 36, 32);
         dod = f64[0]!;
+        pos += 68;
       }
       delta += dod;
       t += delta;
-      if (rbit() === 1) {
-        if (rbit() === 1) {
-          leading = r(5);
-          let sig = r(6);
+      // Value: 0 (same) / 10 (reuse the leading/trailing window) / 11 + 5-bit leading + 6-bit length.
+      const vctl = bitAt(buf, pos) === 0 ? 0 : window32(buf, pos);
+      if (vctl >>> 31 === 0) pos += 1;
+      else {
+        if (((vctl >>> 30) & 1) === 1) {
+          leading = (vctl >>> 25) & 31;
+          let sig = (vctl >>> 19) & 63;
           if (sig === 0) sig = 64;
           trailing = 64 - leading - sig;
-        }
+          pos += 13;
+        } else pos += 2;
         const sig = 64 - leading - trailing;
         let xh = 0;
         let xl: number;
         if (sig > 32) {
-          xh = r(sig - 32);
-          xl = r(32);
-        } else xl = r(sig);
+          xh = bitsAt(buf, pos, sig - 32);
+          xl = bitsAt(buf, pos + sig - 32, 32);
+        } else xl = bitsAt(buf, pos, sig);
+        pos += sig;
         if (trailing >= 32) {
           xh = (xl << (trailing - 32)) >>> 0;
           xl = 0;
@@ -214,9 +258,8 @@ export function decodeChunk(
     if (t < mint) continue;
     if (t > maxt) break;
     ts[at] = t;
-    u32[1] = hi;
-    u32[0] = lo;
-    vs[at] = f64[0]!;
+    vw[2 * at] = lo;
+    vw[2 * at + 1] = hi;
     at++;
   }
   return at;
@@ -292,6 +335,32 @@ function writeDod(bits: { w(v: number, n: number): void }, dod: number, widths: 
   bits.w(u32[0]!, 32);
 }
 
+/**
+ * Bits used by a delta-of-delta of integer chunks (buckets 1 / 2+w0 / 3+w1 / 4+w2 / 4+64)
+ * given the 32-bit window at its start.
+ */
+function intDodBits(ctl: number, w0: number, w1: number, w2: number): number {
+  if (ctl >>> 31 === 0) return 1;
+  if (((ctl >>> 30) & 1) === 0) return 2 + w0;
+  if (((ctl >>> 29) & 1) === 0) return 3 + w1;
+  if (((ctl >>> 28) & 1) === 0) return 4 + w2;
+  return 68;
+}
+
+/** The delta-of-delta itself (see intDodBits). */
+function intDod(buf: Uint8Array, pos: number, ctl: number, len: number): number {
+  if (len === 1) return 0;
+  if (len === 68) {
+    u32[1] = bitsAt(buf, pos + 4, 32);
+    u32[0] = bitsAt(buf, pos + 36, 32);
+    return f64[0]!;
+  }
+  const k = ((ctl >>> 30) & 1) === 0 ? 2 : ((ctl >>> 29) & 1) === 0 ? 3 : 4;
+  const n = len - k;
+  const x = bitsAt(buf, pos + k, n);
+  return x >= 1 << (n - 1) ? x - (1 << n) : x;
+}
+
 export function decodeIntChunk(
   buf: Uint8Array,
   count: number,
@@ -301,47 +370,27 @@ export function decodeIntChunk(
   mint = -Infinity,
   maxt = Infinity,
 ): number {
-  let bit = 0;
-  const r = (n: number): number => {
-    let v = 0;
-    while (n > 0) {
-      const avail = 8 - (bit & 7);
-      const take = n < avail ? n : avail;
-      n -= take;
-      v = (v << take) | ((buf[bit >>> 3]! >>> (avail - take)) & ((1 << take) - 1));
-      bit += take;
-    }
-    return v >>> 0;
-  };
-  const rbit = (): number => (buf[bit >>> 3]! >>> (7 - (bit++ & 7))) & 1;
-  const dod = (w0: number, w1: number, w2: number): number => {
-    if (rbit() === 0) return 0;
-    let n: number;
-    if (rbit() === 0) n = w0;
-    else if (rbit() === 0) n = w1;
-    else if (rbit() === 0) n = w2;
-    else {
-      u32[1] = r(32);
-      u32[0] = r(32);
-      return f64[0]!;
-    }
-    const x = r(n);
-    return x >= 1 << (n - 1) ? x - (1 << n) : x;
-  };
-  u32[1] = r(32);
-  u32[0] = r(32);
+  u32[1] = bitsAt(buf, 0, 32);
+  u32[0] = bitsAt(buf, 32, 32);
   let t = f64[0]!;
-  u32[1] = r(32);
-  u32[0] = r(32);
+  u32[1] = bitsAt(buf, 64, 32);
+  u32[0] = bitsAt(buf, 96, 32);
   let v = f64[0]!;
+  let pos = 128;
   let d = 0;
   let vd = 0;
   for (let i = 0; i < count; i++) {
     if (i > 0) {
-      d += dod(4, 14, 20);
+      const tc = bitAt(buf, pos) === 0 ? 0 : window32(buf, pos);
+      const tl = intDodBits(tc, 4, 14, 20);
+      d += intDod(buf, pos, tc, tl);
       t += d;
-      vd += dod(5, 12, 23);
+      pos += tl;
+      const vc = bitAt(buf, pos) === 0 ? 0 : window32(buf, pos);
+      const vl = intDodBits(vc, 5, 12, 23);
+      vd += intDod(buf, pos, vc, vl);
       v += vd;
+      pos += vl;
     }
     if (t < mint) continue;
     if (t > maxt) break;

@@ -51,6 +51,16 @@ export interface SegmentInput {
   side: Sample[] | null;
 }
 
+/** Gap (bytes) between two series' chunks below which chunksOfMany reads through it. */
+const READ_GAP = 16 << 10;
+/** Largest single read of chunksOfMany. */
+const READ_MAX = 8 << 20;
+
+function lastEnd(cs: readonly SegChunk[]): number {
+  const c = cs[cs.length - 1]!;
+  return c.off + c.len;
+}
+
 export class MetricSegment {
   fd = -1;
   bytes = 0;
@@ -197,6 +207,52 @@ export class MetricSegment {
       got += n;
     }
     return want.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc, data: buf.subarray(c.off - first, c.off - first + c.len) }));
+  }
+
+  /**
+   * Chunks of many series overlapping [mint, maxt] at once (one entry per item, in order):
+   * the byte ranges are read in file order and neighbours closer than READ_GAP are merged
+   * into one read, so a query over many series does a few large reads, not one per series.
+   */
+  chunksOfMany(items: readonly SegSeries[], mint: number, maxt: number): ChunkData[][] {
+    const out: ChunkData[][] = new Array(items.length);
+    const wants: SegChunk[][] = new Array(items.length);
+    const order: number[] = [];
+    for (let i = 0; i < items.length; i++) {
+      const want = items[i]!.chunks.filter((c) => c.maxt >= mint && c.mint <= maxt);
+      wants[i] = want;
+      if (want.length === 0) out[i] = [];
+      else if (want[0]!.data) out[i] = want as ChunkData[];
+      else order.push(i);
+    }
+    order.sort((a, b) => wants[a]![0]!.off - wants[b]![0]!.off);
+    let k = 0;
+    while (k < order.length) {
+      // One read for a run of items whose byte ranges are close together.
+      const from = wants[order[k]!]![0]!.off;
+      let end = lastEnd(wants[order[k]!]!);
+      let j = k + 1;
+      while (j < order.length) {
+        const w = wants[order[j]!]!;
+        const start = w[0]!.off;
+        const e = lastEnd(w);
+        if (start - end > READ_GAP || Math.max(e, end) - from > READ_MAX) break;
+        if (e > end) end = e;
+        j++;
+      }
+      const buf = Buffer.allocUnsafe(end - from);
+      let got = 0;
+      while (got < buf.length) {
+        const n = readSync(this.fd, buf, got, buf.length - got, from + got);
+        if (n <= 0) throw new Error(`segment ${this.path}: short read`);
+        got += n;
+      }
+      for (; k < j; k++) {
+        const i = order[k]!;
+        out[i] = wants[i]!.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc, data: buf.subarray(c.off - from, c.off - from + c.len) }));
+      }
+    }
+    return out;
   }
 
   /** Closes the file later: queries that already hold this segment may still read it. */

@@ -24,12 +24,14 @@ import { writeFileAtomic } from './files.js';
 import { MetricSegment, type ChunkData, type SegmentInput, type SegSeries } from './metric-segment.js';
 import { Postings } from './postings.js';
 import { readLabels, readSample, writeLabels, writeSample } from './sample-codec.js';
-import { combineParts, insertSide, readPart, type Part } from './series-read.js';
+import { combineParts, decodeChunksExact, insertSide, readPart, sideHasIn, type Part } from './series-read.js';
 import { Wal, type FsyncPolicy } from './wal.js';
 
 export const HEAD_WINDOW_MS = 2 * 3600_000;
 export const COMPACT_WINDOW_MS = 24 * 3600_000;
 const CHUNK_SAMPLES = 120;
+/** Series per read-ahead batch of select (bounds the compressed bytes held at once). */
+const PREFETCH_SERIES = 256;
 const COMPACTED_CHUNK_SAMPLES = 480;
 
 const REC_SAMPLES = 1;
@@ -64,6 +66,8 @@ export class SeriesEntry {
   segs: SegRef[] = [];
   /** WAL file whose series record defines this series' reference. */
   walFile = -1;
+  /** Position in label order among all series (EmbeddedMetricStore.sortByLabels). */
+  rank = 0;
 
   constructor(
     readonly id: number,
@@ -84,12 +88,17 @@ export class SeriesEntry {
 
 const windowOf = (t: number) => Math.floor(t / HEAD_WINDOW_MS);
 
+const byKey = (a: SeriesEntry, b: SeriesEntry): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
+
 export class EmbeddedMetricStore implements MetricStore {
   private wal!: Wal;
   private readonly byKey = new Map<string, SeriesEntry>();
   private readonly byLabels = new WeakMap<object, SeriesEntry>();
   private byId: (SeriesEntry | undefined)[] = [];
   private postings = new Postings();
+  /** Live entries in label order (see sortByLabels) and how many ids that covers. */
+  private ranked: SeriesEntry[] = [];
+  private rankedUpTo = 0;
   private segments: MetricSegment[] = [];
   private readonly meta = new Map<string, MetricMetadata[]>();
   private headSamples = 0;
@@ -497,28 +506,111 @@ export class EmbeddedMetricStore implements MetricStore {
     return out;
   }
 
-  private readSeries(e: SeriesEntry, mint: number, maxt: number): Part {
-    const parts: Part[] = [];
+  /**
+   * Sorts entries by label set. Every entry gets a rank in label order, kept up to date by
+   * merging new series in, so a large selection sorts by integers instead of comparing keys
+   * (long strings with long common prefixes).
+   */
+  private sortByLabels(list: SeriesEntry[]): void {
+    if (list.length < 2) return;
+    const added = this.byId.length - this.rankedUpTo;
+    if (added > 0) {
+      // Few matches while ranks are stale: cheaper to compare keys than to refresh ranks.
+      if (list.length * 8 < this.byId.length) {
+        list.sort(byKey);
+        return;
+      }
+      this.refreshRanks();
+    }
+    list.sort((a, b) => a.rank - b.rank);
+  }
+
+  private refreshRanks(): void {
+    const fresh: SeriesEntry[] = [];
+    for (let i = this.rankedUpTo; i < this.byId.length; i++) {
+      const e = this.byId[i];
+      if (e) fresh.push(e);
+    }
+    fresh.sort(byKey);
+    const old = this.ranked.filter((e) => this.byId[e.id] === e);
+    const merged: SeriesEntry[] = new Array(old.length + fresh.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < old.length || j < fresh.length) {
+      const e = j >= fresh.length || (i < old.length && old[i]!.key < fresh[j]!.key) ? old[i++]! : fresh[j++]!;
+      e.rank = k;
+      merged[k++] = e;
+    }
+    this.ranked = merged;
+    this.rankedUpTo = this.byId.length;
+  }
+
+  /**
+   * Reads the segment chunks of a batch of series ahead, one merged read per run of nearby
+   * series per segment (see MetricSegment.chunksOfMany).
+   */
+  private prefetch(batch: readonly SeriesEntry[], mint: number, maxt: number): Map<SegSeries, ChunkData[]> {
+    const bySeg = new Map<MetricSegment, SegSeries[]>();
+    for (const e of batch) {
+      for (const r of e.segs) {
+        if (r.s.maxt < mint || r.s.mint > maxt || r.seg.fd < 0) continue;
+        let l = bySeg.get(r.seg);
+        if (!l) bySeg.set(r.seg, (l = []));
+        l.push(r.s);
+      }
+    }
+    const out = new Map<SegSeries, ChunkData[]>();
+    for (const [seg, items] of bySeg) {
+      if (items.length < 2) continue;
+      const chunks = seg.chunksOfMany(items, mint, maxt);
+      for (let i = 0; i < items.length; i++) out.set(items[i]!, chunks[i]!);
+    }
+    return out;
+  }
+
+  private readSeries(e: SeriesEntry, mint: number, maxt: number, pre?: Map<SegSeries, ChunkData[]>): Part {
+    const sources: ChunkData[][] = [];
+    const sides: (Sample[] | null)[] = [];
     for (const r of e.segs) {
       if (r.s.maxt < mint || r.s.mint > maxt) continue;
-      parts.push(readPart(r.seg.chunksOf(r.s, mint, maxt), r.s.side, mint, maxt));
+      sources.push(pre?.get(r.s) ?? r.seg.chunksOf(r.s, mint, maxt));
+      sides.push(r.s.side);
     }
     if (e.hasHead() && e.headMint <= maxt && e.headMaxt >= mint) {
       const chunks = e.closed.filter((c) => c.maxt >= mint && c.mint <= maxt);
       if (e.open && e.open.maxt >= mint && e.open.mint <= maxt) {
         chunks.push({ mint: e.open.mint, maxt: e.open.maxt, count: e.open.count, data: e.open.buf });
       }
-      parts.push(readPart(chunks, e.side, mint, maxt));
+      sources.push(chunks);
+      sides.push(e.side);
     }
-    return combineParts(parts);
+    // Common case: only float chunks, in time order across sources: decode them in one go.
+    let simple = true;
+    let prevMax = -Infinity;
+    for (let i = 0; i < sources.length && simple; i++) {
+      if (sideHasIn(sides[i]!, mint, maxt)) simple = false;
+      for (const c of sources[i]!) {
+        if (c.mint <= prevMax) {
+          simple = false;
+          break;
+        }
+        prevMax = c.maxt;
+      }
+    }
+    if (simple) return decodeChunksExact(sources.length === 1 ? sources[0]! : sources.flat(), mint, maxt);
+    return combineParts(sources.map((chunks, i) => readPart(chunks, sides[i]!, mint, maxt)));
   }
 
   async *select(matchers: readonly LabelMatcher[], mint: number, maxt: number, hints?: SelectHints): AsyncIterable<StoredSeries> {
     const list = this.matching([matchers], mint, maxt, hints?.scope);
-    list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    for (const e of list) {
+    this.sortByLabels(list);
+    let pre: Map<SegSeries, ChunkData[]> | undefined;
+    for (let k = 0; k < list.length; k++) {
+      const e = list[k]!;
       if (hints?.signal?.aborted) return;
-      const p = this.readSeries(e, mint, maxt);
+      if (k % PREFETCH_SERIES === 0 && list.length > 1) pre = this.prefetch(list.slice(k, k + PREFETCH_SERIES), mint, maxt);
+      const p = this.readSeries(e, mint, maxt, pre);
       if (p.n === 0) continue;
       const out: StoredSeries = {
         labels: e.labels,

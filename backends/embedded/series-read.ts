@@ -93,6 +93,47 @@ export function readPart(chunks: readonly ChunkData[], side: readonly Sample[] |
   return out;
 }
 
+/** Scratch for decodeChunksExact: reused across series, so each read allocates exact-size arrays. */
+let scratchT = new Float64Array(4096);
+let scratchV = new Float64Array(4096);
+const SCRATCH_MAX = 1 << 20;
+
+/**
+ * Decodes float chunks that are in time order and disjoint (the common case: no side samples,
+ * sources that do not overlap) straight into one pair of exact-size arrays, without the
+ * per-source arrays and the merge of readPart + combineParts.
+ */
+export function decodeChunksExact(chunks: readonly ChunkData[], mint: number, maxt: number): Part {
+  let total = 0;
+  for (const c of chunks) total += c.count;
+  if (total === 0) return EMPTY;
+  let t = scratchT;
+  let v = scratchV;
+  if (total > t.length) {
+    if (total <= SCRATCH_MAX) {
+      const size = Math.min(SCRATCH_MAX, Math.max(total, t.length * 2));
+      t = scratchT = new Float64Array(size);
+      v = scratchV = new Float64Array(size);
+    } else {
+      // Too large to keep around: decode into arrays of their own.
+      t = new Float64Array(total);
+      v = new Float64Array(total);
+    }
+  }
+  let n = 0;
+  for (const c of chunks) n = (c.enc === ENC_INT ? decodeIntChunk : decodeChunk)(c.data, c.count, t, v, n, mint, maxt);
+  if (n === 0) return EMPTY;
+  if (t !== scratchT) return { n, t, v };
+  return { n, t: t.slice(0, n), v: v.slice(0, n) };
+}
+
+/** True when a sorted side list has a sample in [mint, maxt]. */
+export function sideHasIn(side: readonly Sample[] | null, mint: number, maxt: number): boolean {
+  if (side === null || side.length === 0) return false;
+  const i = lowerBound(side, mint);
+  return i < side.length && side[i]!.t <= maxt;
+}
+
 /** Combines parts given oldest first; on equal timestamps the later part wins. */
 export function combineParts(parts: Part[]): Part {
   const ps = parts.filter((p) => p.n > 0);

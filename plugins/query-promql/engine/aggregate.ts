@@ -24,6 +24,38 @@ function groupLabels(l: Labels, e: AggregateExpr): Labels {
   return sortLabels(out);
 }
 
+/**
+ * The group key of a series, equal to keyOf(groupLabels(l, e)) but built without the
+ * intermediate label object (the group's labels are made once per group, not per series).
+ */
+function groupKeyer(e: AggregateExpr): (l: Labels) => string {
+  if (!e.without) {
+    const names = [...new Set(e.grouping)].sort();
+    return (l) => {
+      let k = '';
+      for (const n of names) {
+        const v = l[n];
+        if (v !== undefined && v !== '') k += n + '\xff' + v + '\xfe';
+      }
+      return k;
+    };
+  }
+  const skip = new Set(e.grouping);
+  return (l) => {
+    let k = '';
+    let prev = '';
+    for (const n in l) {
+      // Label sets are normally sorted by name; otherwise take the general path.
+      if (n < prev) return keyOf(groupLabels(l, e));
+      prev = n;
+      const v = l[n]!;
+      if (v === '' || skip.has(n) || isMetadataLabel(n)) continue;
+      k += n + '\xff' + v + '\xfe';
+    }
+    return k;
+  };
+}
+
 const kbuf = new Float64Array(2);
 
 export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Steps): Promise<VectorValue> {
@@ -60,12 +92,12 @@ export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Step
   // Group series.
   const groups = new Map<string, Group>();
   const order: Group[] = [];
+  const keyer = groupKeyer(e);
   for (const s of v.series) {
-    const gl = groupLabels(s.labels, e);
-    const k = keyOf(gl);
+    const k = keyer(s.labels);
     let g = groups.get(k);
     if (!g) {
-      g = { labels: gl, members: [], dropName: false };
+      g = { labels: groupLabels(s.labels, e), members: [], dropName: false };
       groups.set(k, g);
       order.push(g);
     }

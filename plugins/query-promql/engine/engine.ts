@@ -377,16 +377,35 @@ export class Evaluator {
 
   /** Raw samples of a range selector, with stale markers removed. */
   async evalMatrixSelector(ms: MatrixSelector, steps: Steps): Promise<MatrixValue> {
+    const series: RangeSeries[] = [];
+    const { times, range } = await this.streamMatrixSelector(ms, steps, (rs) => void series.push(rs));
+    return { kind: 'matrix', series, times, range };
+  }
+
+  /** Window end per step and window length of a range selector. */
+  matrixWindow(ms: MatrixSelector, steps: Steps): { times: Float64Array; range: number } {
     const vs = ms.vector;
     const offset = this.durationMs(vs.offset, vs.offsetExpr);
-    const range = this.durationMs(ms.range, ms.rangeExpr);
-    const times = this.selectorTimes(vs.at, offset, steps);
+    return { times: this.selectorTimes(vs.at, offset, steps), range: this.durationMs(ms.range, ms.rangeExpr) };
+  }
+
+  /**
+   * A range selector's series one at a time (stale markers removed), so range functions can
+   * consume each series and drop its samples before the next is read: the samples of a whole
+   * 24 h selection are never held at once.
+   */
+  async streamMatrixSelector(
+    ms: MatrixSelector,
+    steps: Steps,
+    each: (rs: RangeSeries) => void,
+  ): Promise<{ times: Float64Array; range: number }> {
+    const vs = ms.vector;
+    const { times, range } = this.matrixWindow(ms, steps);
     const n = times.length;
     // Extended range selectors look one lookback further back for the anchoring sample.
     const extra = vs.anchored || vs.smoothed ? this.engine.lookback : 0;
     const mint = times[0]! - range + 1 - extra;
     const maxt = times[n - 1]! + (vs.smoothed ? this.engine.lookback : 0);
-    const series: RangeSeries[] = [];
     for await (const ss of this.ctx.metrics.select(vs.matchers, mint, maxt, { scope: this.ctx.scope, signal: this.ctx.signal })) {
       this.check();
       let ts = ss.timestamps;
@@ -422,9 +441,9 @@ export class Evaluator {
       }
       if (ts.length === 0) continue;
       this.addSamples(ts.length);
-      series.push({ labels: ss.labels, ts, vals, hists: hs, dropName: false, sts });
+      each({ labels: ss.labels, ts, vals, hists: hs, dropName: false, sts });
     }
-    return { kind: 'matrix', series, times, range };
+    return { times, range };
   }
 
   async evalSubquery(sq: SubqueryExpr, steps: Steps): Promise<MatrixValue> {

@@ -4,7 +4,7 @@
  */
 import type { FloatHistogram, Labels } from '../../../kernel/models.js';
 import { compileAnchoredRegex, InvalidRegexError } from '../../../kernel/matchers.js';
-import type { Call, Expr, VectorSelector } from '../parser/ast.js';
+import type { Call, Expr, MatrixSelector, VectorSelector } from '../parser/ast.js';
 import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
 import { histAddSub, histScale, histIsReset, CUSTOM_SCHEMA } from './histogram.js';
@@ -20,6 +20,7 @@ import {
   newSeries,
   setHist,
   type MatrixValue,
+  type RangeSeries,
   type StepSeries,
   type Value,
   type VectorValue,
@@ -534,14 +535,21 @@ async function evalRangeFunction(ev: Evaluator, call: Call, steps: Steps): Promi
   if (ext === 'anchored' && !ANCHORED_FUNCS.includes(f)) {
     throw new PromQLExecutionError(`anchored modifier can only be used with: ${ANCHORED_FUNCS.join(', ')} - not with ${f}`);
   }
-  const mv = (await ev.eval(mArg, steps)) as MatrixValue;
-  if (mv.kind !== 'matrix') throw new PromQLExecutionError(`expected range vector in call to ${f}`);
+  // A plain range selector is streamed series by series into the function below (its samples
+  // are dropped as soon as the series is done); subqueries and absent_over_time take the whole
+  // matrix.
+  const stream = mInner.type === 'MatrixSelector' && f !== 'absent_over_time';
+  let mv: MatrixValue | undefined;
+  if (!stream) {
+    mv = (await ev.eval(mArg, steps)) as MatrixValue;
+    if (mv.kind !== 'matrix') throw new PromQLExecutionError(`expected range vector in call to ${f}`);
+  }
   const scalarArgs: Float64Array[] = [];
   for (let i = 0; i < call.args.length; i++) {
     if (i === mArgIdx) continue;
     scalarArgs.push(await ev.evalScalarArg(call.args[i]!, steps));
   }
-  if (f === 'absent_over_time') return absentOverTime(ev, call, mv, n);
+  if (f === 'absent_over_time') return absentOverTime(ev, call, mv!, n);
   const impl = RANGE_FUNCS[f];
   if (!impl) throw new PromQLExecutionError(`function ${f} is not supported`);
   if (f === 'double_exponential_smoothing') {
@@ -559,10 +567,17 @@ async function evalRangeFunction(ev: Evaluator, call: Call, steps: Steps): Promi
   }
   const keep = KEEPS_NAME.has(f);
   const out: StepSeries[] = [];
-  const { times, range } = mv;
+  const { times, range } = mv ?? ev.matrixWindow(mInner as MatrixSelector, steps);
   const ctx: FnCtx = { ev, call, args: scalarArgs, i: 0, annos: { mixed: false } };
-  for (const rs of mv.series) {
+  let oneMeta = true;
+  let meta: Labels | undefined;
+  const consume = (rs: RangeSeries): void => {
     ev.check();
+    if (meta === undefined) meta = rs.labels;
+    else if (oneMeta) {
+      const l = rs.labels;
+      oneMeta = l.__name__ === meta.__name__ && l.__type__ === meta.__type__ && l.__unit__ === meta.__unit__;
+    }
     // Split floats and histograms once per series.
     let ft = rs.ts;
     let fv = rs.vals;
@@ -627,19 +642,24 @@ async function evalRangeFunction(ev: Evaluator, call: Call, steps: Steps): Promi
       } else setHist(s, i, r);
       any = true;
     }
-    if (!any) continue;
+    if (!any) return;
     if (!keep) ev.dropName(s);
     if ((f === 'rate' || f === 'increase') && anyFloat && name !== '' && !NON_COUNTER_SUFFIXES.some((x) => name.endsWith(x))) {
       ev.info(`metric might not be a counter, name does not end in _total/_sum/_count/_bucket: ${JSON.stringify(name)}`, mArg.pos);
     }
     out.push(s);
-  }
+  };
+  if (mv) for (const rs of mv.series) consume(rs);
+  else await ev.streamMatrixSelector(mInner as MatrixSelector, steps, consume);
   const v: VectorValue = { kind: 'vector', series: out };
-  if (!ev.delayed && !keep) ev.checkDuplicates(v);
+  // A selector's series have distinct label sets; dropping the name can only make two equal
+  // when their metadata labels differ, so a selection with one name needs no check.
+  if (!ev.delayed && !keep && !(stream && oneMeta)) ev.checkDuplicates(v);
   return v;
 }
 
 const EMPTY_F64 = new Float64Array(0);
+
 
 interface FnCtx {
   ev: Evaluator;
