@@ -14,7 +14,7 @@
  * (part of the data then sits in the in-memory head).
  */
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../kernel/config.js';
 import type { FacetValue, Labels, LogRecord } from '../../kernel/models.js';
@@ -29,8 +29,10 @@ function arg(name: string): string | undefined {
 const LINES = Number(arg('lines') ?? 10_000_000);
 const requested = arg('backend');
 const FRESH = process.argv.includes('--fresh');
+/** Runs per query (`--runs N`, default 3): figures are medians, first runs are reported too. */
+const RUNS = Math.max(1, Number(arg('runs') ?? 3));
 /** Bumped when the generated data or the segment format changes. */
-const DATA_VERSION = 'f2';
+const DATA_VERSION = 'f3';
 const DAY_NS = 86_400n * 1_000_000_000n;
 const START_NS = 1763769600n * 1_000_000_000n; // 2025-11-22T00:00:00Z
 
@@ -90,7 +92,7 @@ function rssMb(): number {
   return process.memoryUsage().rss / 1048576;
 }
 
-async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T; peakRssMb: number }> {
+async function timedOnce<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T; peakRssMb: number }> {
   let peak = rssMb();
   const timer = setInterval(() => (peak = Math.max(peak, rssMb())), 5);
   const t0 = performance.now();
@@ -99,6 +101,19 @@ async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; value: T; p
   clearInterval(timer);
   peak = Math.max(peak, rssMb());
   return { ms, value, peakRssMb: peak };
+}
+
+/** RUNS runs of a query: the median time (the figure), the first (cold) one, the peak RSS. */
+async function timed<T>(fn: () => Promise<T>): Promise<{ ms: number; firstMs: number; value: T; peakRssMb: number }> {
+  const runs: { ms: number; value: T; peakRssMb: number }[] = [];
+  for (let i = 0; i < RUNS; i++) runs.push(await timedOnce(fn));
+  const sorted = runs.map((r) => r.ms).sort((a, b) => a - b);
+  return {
+    ms: sorted[Math.floor((sorted.length - 1) / 2)]!,
+    firstMs: runs[0]!.ms,
+    value: runs[0]!.value,
+    peakRssMb: Math.max(...runs.map((r) => r.peakRssMb)),
+  };
 }
 
 async function boot(backend: string, dataDir: string): Promise<RunningLookout> {
@@ -155,7 +170,7 @@ async function main() {
     const day = { startNs: START_NS, endNs: START_NS + DAY_NS };
     // The store's own share (opt-in, `--raw-scan`: slow at 10 M): iterating `scan` with no query work.
     const raw = process.argv.includes('--raw-scan')
-      ? await timed(async () => {
+      ? await timedOnce(async () => {
           let n = 0;
           for await (const b of storage.logs.scan({ startNs: day.startNs, endNs: day.endNs })) n += b.records.length;
           return n;
@@ -187,11 +202,15 @@ async function main() {
       timesliceRows: slice.value.rows.length,
       firstPageMs: +page.ms.toFixed(1),
       firstPageRecords: page.value.records.length,
+      runs: RUNS,
+      firstRunMs: { countBy: +agg.firstMs.toFixed(1), selective: +sel.firstMs.toFixed(1), timeslice: +slice.firstMs.toFixed(1), firstPage: +page.firstMs.toFixed(1) },
+      loadAverage1m: +loadavg()[0]!.toFixed(2),
     };
     const target = (ok: boolean) => (ok ? 'ok' : 'MISSED');
     console.log(
       `backend ${backend}${figures.columnar ? ' (columnar scan)' : ''}, ${LINES} lines, ${reused ? `data reused from ${dataDir}` : `ingest ${figures.ingestSeconds} s`}`,
     );
+    console.log(`median of ${RUNS} runs (first runs: ${JSON.stringify(figures.firstRunMs)}), load average ${figures.loadAverage1m}`);
     if (raw) console.log(`raw LogStore.scan of everything      ${figures.rawScanMs} ms (storage share)`);
     console.log(`* | count by service, level          ${figures.countByServiceLevelMs} ms  ${(figures.countByServiceLevelLinesPerSec / 1e6).toFixed(1)} M lines/s  (>= 20 M/s: ${target(figures.countByServiceLevelLinesPerSec >= 20e6)})`);
     console.log(`  RSS above idle during aggregation  ${figures.aggregationRssAboveIdleMb} MB  (<= 256 MB: ${target(figures.aggregationRssAboveIdleMb <= 256)})`);
