@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
+import { checkWire } from '../ingest-otlp/wire-check.js';
 
 function findProtoDir(): string {
   let dir = dirname(fileURLToPath(import.meta.url));
@@ -16,6 +17,12 @@ function findProtoDir(): string {
     dir = dirname(dir);
   }
   throw new Error('proto/agent not found next to the Lookout installation');
+}
+
+/** protobufjs decode after a strict wire check (protobufjs alone accepts e.g. field number 0). */
+export function decodeStrict(type: protobuf.Type, body: Uint8Array): protobuf.Message {
+  checkWire(type, body);
+  return type.decode(body);
 }
 
 export interface AgentTypes {

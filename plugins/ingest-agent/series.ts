@@ -6,7 +6,7 @@
  */
 import { badRequest } from '../../kernel/errors.js';
 import type { MetricMetadata, MetricSeriesInput, MetricType } from '../../kernel/models.js';
-import { agentTypes, int64Num, type Int64 } from './proto.js';
+import { agentTypes, decodeStrict, int64Num, type Int64 } from './proto.js';
 
 /** Agent MetricType numbers and names. */
 const TYPE_NAMES = ['unspecified', 'count', 'rate', 'gauge'] as const;
@@ -108,7 +108,7 @@ interface PbSeries {
 export function decodeSeriesProtobuf(body: Buffer) {
   let msg: { series: PbSeries[] };
   try {
-    msg = agentTypes().metricPayload.decode(body) as unknown as { series: PbSeries[] };
+    msg = decodeStrict(agentTypes().metricPayload, body) as unknown as { series: PbSeries[] };
   } catch (e) {
     throw badRequest(`malformed MetricPayload protobuf: ${(e as Error).message}`);
   }

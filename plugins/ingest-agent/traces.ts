@@ -10,7 +10,7 @@
  */
 import { badRequest } from '../../kernel/errors.js';
 import type { AttributeValue, Attributes, Span, SpanEvent, SpanKind, SpanLink } from '../../kernel/models.js';
-import { agentTypes, int64Big, isZero64, uint64Hex, type Int64 } from './proto.js';
+import { agentTypes, decodeStrict, int64Big, isZero64, uint64Hex, type Int64 } from './proto.js';
 
 interface PbAttrValue {
   type: number;
@@ -170,7 +170,7 @@ function toSpan(s: PbSpan, c: Context, where: string): Span {
 export function decodeTracePayload(body: Buffer): Span[] {
   let msg: PbIntake;
   try {
-    msg = agentTypes().traceIntake.decode(body) as unknown as PbIntake;
+    msg = decodeStrict(agentTypes().traceIntake, body) as unknown as PbIntake;
   } catch (e) {
     throw badRequest(`malformed trace payload protobuf: ${(e as Error).message}`);
   }

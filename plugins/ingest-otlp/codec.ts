@@ -7,6 +7,7 @@ import protobuf from 'protobufjs';
 import { badRequest } from '../../kernel/errors.js';
 import type { IngestResponse } from '../../kernel/extension-points.js';
 import { loadProtoRoot, OTLP_PROTO_FILES } from './proto-root.js';
+import { checkWire } from './wire-check.js';
 
 export const PROTOBUF = 'application/x-protobuf';
 export const JSON_TYPE = 'application/json';
@@ -89,6 +90,7 @@ export function decodeRequest<T>(signal: Signal, contentType: string, body: Buff
     }
   }
   try {
+    checkWire(type, body);
     return type.decode(body) as unknown as T;
   } catch (e) {
     throw badRequest(`malformed OTLP protobuf ${type.name}: ${(e as Error).message}`);

@@ -33,7 +33,7 @@ function readLabel(r: Reader, end: number, into: Record<string, string>): boolea
     const tag = r.varint();
     if (tag === 10) name = r.string();
     else if (tag === 18) value = r.string();
-    else r.skip(tag & 7);
+    else r.skipField(tag, 0b110);
   }
   if (name === '') throw new WireError('label with an empty name');
   if (name in into) throw new WireError(`duplicate label name "${name}"`);
@@ -49,7 +49,7 @@ function readSample(r: Reader, end: number): Sample {
     const tag = r.varint();
     if (tag === 9) v = r.double();
     else if (tag === 16) t = r.int64();
-    else r.skip(tag & 7);
+    else r.skipField(tag, 0b110);
   }
   return { t, v };
 }
@@ -66,7 +66,7 @@ function readMetadata(r: Reader, end: number): MetricMetadata {
       case 18: metric = r.string(); break;
       case 34: help = r.string(); break;
       case 42: unit = r.string(); break;
-      default: r.skip(tag & 7);
+      default: r.skipField(tag, 0b110110);
     }
   }
   return { metric, type: RW1_METRIC_TYPES[type] ?? 'unknown', help, unit };
@@ -168,7 +168,7 @@ export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels, cach
           const e = r.delimited();
           readLabel(r, e, labels);
           if (r.pos !== e) throw new WireError('nested message overruns its length');
-        } else r.skip(t2 & 7);
+        } else r.skipField(t2, 0b11110);
       }
       if (r.pos !== end) throw new WireError('time series overruns its message');
       if (labelsEnd === labelsStart && !labels) checkLabels({}, 0);
@@ -178,7 +178,7 @@ export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels, cach
       const end = r.delimited();
       metadata.push(readMetadata(r, end));
       if (r.pos !== end) throw new WireError("metadata overruns its length");
-    } else r.skip(tag & 7);
+    } else r.skipField(tag, 0b1010);
   }
   if (r.pos !== r.end) throw new WireError('truncated message');
   return { series, metadata, samples: nSamples - nHist, histograms: nHist, exemplars: nEx };

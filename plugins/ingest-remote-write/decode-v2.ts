@@ -23,7 +23,10 @@ function readSeries(r: Reader, end: number): RawSeries {
   while (r.pos < end) {
     const tag = r.varint();
     const wt = tag & 7;
-    switch (tag >>> 3) {
+    const f = tag >>> 3;
+    if (f >= 2 && f <= 5 && wt !== 2) throw new WireError(`time series field ${f} has the wrong wire type ${wt}`);
+    if (f === 6 && wt !== 0) throw new WireError(`time series field 6 has the wrong wire type ${wt}`);
+    switch (f) {
       case 1:
         readPackedUint(r, wt, s.refs);
         break;
@@ -37,7 +40,7 @@ function readSeries(r: Reader, end: number): RawSeries {
           if (t2 === 9) v = r.double();
           else if (t2 === 16) t = r.int64();
           else if (t2 === 24) st = r.int64(); // start_timestamp in newer revisions of the spec
-          else r.skip(t2 & 7);
+          else r.skipField(t2, 0b1110);
         }
         if (r.pos !== e) throw new WireError('sample overruns its length');
         s.samples.push(st ? { t, v, st } : { t, v });
@@ -48,6 +51,7 @@ function readSeries(r: Reader, end: number): RawSeries {
         const { t, h } = readHistogram(r, e);
         s.samples.push({ t, v: 0, h });
         s.histograms++;
+        if (r.pos !== e) throw new WireError('histogram overruns its length');
         break;
       }
       case 4:
@@ -62,7 +66,7 @@ function readSeries(r: Reader, end: number): RawSeries {
           if (t2 === 8) md.type = r.varint();
           else if (t2 === 24) md.help = r.varint();
           else if (t2 === 32) md.unit = r.varint();
-          else r.skip(t2 & 7);
+          else r.skipField(t2, 0b11010);
         }
         if (r.pos !== e) throw new WireError('metadata overruns its length');
         s.md = md;
@@ -72,7 +76,7 @@ function readSeries(r: Reader, end: number): RawSeries {
         s.created = r.int64();
         break;
       default:
-        r.skip(wt);
+        r.skipField(tag);
     }
   }
   if (r.pos !== end) throw new WireError('time series overruns its length');
@@ -87,7 +91,7 @@ export function decodeWriteRequestV2(buf: Uint8Array, extraLabels?: Labels): Dec
     const tag = r.varint();
     if (tag === 34) symbols.push(r.string());
     else if (tag === 42) raw.push(readSeries(r, r.delimited()));
-    else r.skip(tag & 7);
+    else r.skipField(tag, 0b110000);
   }
   const sym = (i: number): string => {
     const s = symbols[i];

@@ -6,6 +6,9 @@
 import type { BucketSpan, FloatHistogram } from '../../kernel/models.js';
 import { Reader, WireError, readPackedDoubles, readPackedSint } from './wire.js';
 
+/** Expected wire type per Histogram field; -1: repeated (packed or not, checked by the reader). */
+const FIELD_WIRE = [-1, 0, 1, 1, 0, 1, 0, 1, 2, -1, -1, 2, -1, -1, 0, 0, -1];
+
 const RESET_HINTS: FloatHistogram['counterResetHint'][] = ['unknown', 'reset', 'not_reset', 'gauge'];
 
 export interface DecodedHistogram {
@@ -21,7 +24,7 @@ function readSpan(r: Reader, end: number): BucketSpan {
     const f = tag >>> 3;
     if (f === 1 && (tag & 7) === 0) offset = r.sint();
     else if (f === 2 && (tag & 7) === 0) length = r.varint();
-    else r.skip(tag & 7);
+    else r.skipField(tag, 0b110);
   }
   return { offset, length };
 }
@@ -63,7 +66,10 @@ export function readHistogram(r: Reader, end: number): DecodedHistogram {
   while (r.pos < end) {
     const tag = r.varint();
     const wt = tag & 7;
-    switch (tag >>> 3) {
+    const f = tag >>> 3;
+    const want = FIELD_WIRE[f];
+    if (want !== undefined && want >= 0 && want !== wt) throw new WireError(`histogram field ${f} has the wrong wire type ${wt}`);
+    switch (f) {
       case 1: countInt = r.varint(); break;
       case 2: countFloat = r.double(); break;
       case 3: sum = r.double(); break;
@@ -80,7 +86,7 @@ export function readHistogram(r: Reader, end: number): DecodedHistogram {
       case 14: hint = r.varint(); break;
       case 15: t = r.int64(); break;
       case 16: readPackedDoubles(r, wt, customValues); break;
-      default: r.skip(wt);
+      default: r.skipField(tag);
     }
   }
   if (r.pos !== end) throw new WireError('histogram overruns its message');

@@ -28,6 +28,7 @@ export class Reader {
   varint(): number {
     const b = this.buf;
     let p = this.pos;
+    if (p >= this.end) throw new WireError('truncated varint');
     let byte = b[p++]!;
     let v = byte & 0x7f;
     if (byte < 0x80) {
@@ -98,6 +99,18 @@ export class Reader {
     return s;
   }
 
+  /**
+   * Skips the field whose tag was just read. Field number 0 is invalid protobuf, and a known
+   * field (bit `n` of `knownFields` set) arriving with a wire type its reader did not accept is
+   * a malformed message, not an unknown field to ignore.
+   */
+  skipField(tag: number, knownFields = 0): void {
+    const field = tag >>> 3;
+    if (field === 0) throw new WireError('invalid field number 0');
+    if (field < 32 && (knownFields >>> field) & 1) throw new WireError(`field ${field} has the wrong wire type ${tag & 7}`);
+    this.skip(tag & 7);
+  }
+
   skip(wireType: number): void {
     switch (wireType) {
       case 0:
@@ -148,30 +161,36 @@ export function decodeUtf8(b: Uint8Array, start: number, end: number): string {
 
 /** Iterates a packed (or single unpacked) repeated field of doubles into `out`. */
 export function readPackedDoubles(r: Reader, wireType: number, out: number[]): void {
+  if (wireType !== 1 && wireType !== 2) throw new WireError(`repeated double with wire type ${wireType}`);
   if (wireType === 1) {
     out.push(r.double());
     return;
   }
   const end = r.delimited();
   while (r.pos < end) out.push(r.double());
+  if (r.pos !== end) throw new WireError('packed doubles overrun their length');
 }
 
 /** Packed (or unpacked) zigzag varints. */
 export function readPackedSint(r: Reader, wireType: number, out: number[]): void {
+  if (wireType !== 0 && wireType !== 2) throw new WireError(`repeated sint with wire type ${wireType}`);
   if (wireType === 0) {
     out.push(r.sint());
     return;
   }
   const end = r.delimited();
   while (r.pos < end) out.push(r.sint());
+  if (r.pos !== end) throw new WireError('packed varints overrun their length');
 }
 
 /** Packed (or unpacked) unsigned varints. */
 export function readPackedUint(r: Reader, wireType: number, out: number[]): void {
+  if (wireType !== 0 && wireType !== 2) throw new WireError(`repeated varint with wire type ${wireType}`);
   if (wireType === 0) {
     out.push(r.varint());
     return;
   }
   const end = r.delimited();
   while (r.pos < end) out.push(r.varint());
+  if (r.pos !== end) throw new WireError('packed varints overrun their length');
 }

@@ -10,13 +10,16 @@ import { parseBulk } from './bulk.js';
 import { registerProbes } from './probes.js';
 import { PRODUCT_HEADERS, bulkResponse } from './response.js';
 
-/** What the shippers send; the 8.x client sends the versioned vendor types. */
+/**
+ * What the shippers send (Filebeat, Fluent Bit, Vector: x-ndjson; Logstash: json); the 8.x
+ * client sends `application/vnd.elasticsearch+x-ndjson; compatible-with=8` (parameters are
+ * ignored by the pipeline). Anything else is 400 unsupported content type.
+ */
 const BULK_TYPES = [
   'application/x-ndjson',
   'application/json',
   'application/vnd.elasticsearch+x-ndjson',
   'application/vnd.elasticsearch+json',
-  'text/plain',
 ];
 
 const ERROR_TYPE: Record<number, string> = {
