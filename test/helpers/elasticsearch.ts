@@ -177,10 +177,14 @@ async function tryMaven(): Promise<StartResult> {
   const cmd = root
     ? ['setpriv', '--reuid=nobody', '--regid=nogroup', '--clear-groups', join(home, 'bin', 'elasticsearch'), ...esArgs]
     : [join(home, 'bin', 'elasticsearch'), ...esArgs];
-  const child = spawn(cmd[0]!, cmd.slice(1), {
+  // A watchdog shell leads the process group: when its stdin closes — stop() closes it, and so
+  // does the death of this process, even by SIGKILL — it stops the node (TERM, at most 15 s),
+  // then kills the whole group. No node outlives its test.
+  const watchdog = '"$@" & es=$!; read _; kill -TERM $es 2>/dev/null; (sleep 15; kill -KILL 0) & wait $es; kill -KILL 0';
+  const child = spawn('sh', ['-c', watchdog, 'sh', ...cmd], {
     cwd: run,
-    detached: true, // own process group: stop() kills the launcher and the server JVM together
-    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // own process group
+    stdio: ['pipe', 'pipe', 'pipe'],
     env: {
       ...process.env,
       HOME: run,
@@ -205,18 +209,14 @@ async function tryMaven(): Promise<StartResult> {
 
   const stop = async () => {
     if (!exited && child.pid) {
-      try {
-        process.kill(-child.pid, 'SIGTERM');
-      } catch {
-        // gone
-      }
+      child.stdin!.end();
       const t = setTimeout(() => {
         try {
           process.kill(-child.pid!, 'SIGKILL');
         } catch {
           // gone
         }
-      }, 15_000);
+      }, 20_000);
       await exitedP;
       clearTimeout(t);
       // The server JVM is a child of the launcher: make sure the whole group is gone.
