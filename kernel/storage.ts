@@ -205,6 +205,12 @@ export interface TraceSearchQuery {
    * span filter compiled by the caller). Must be pure and cheap; it may be called on any span.
    */
   spanFilter?: (span: Readonly<Span>) => boolean;
+  /**
+   * Ask for whole traces: each group holds every span `getTrace(id, scope)` would return, in and
+   * out of the range (candidacy still needs a visible span meeting the prefilters). Only stores
+   * that set `TraceStore.searchesWholeTraces` honour it; others return their usual groups.
+   */
+  wholeTraces?: boolean;
   scope?: MatcherAlternatives;
   limit?: number;
   signal?: AbortSignal;
@@ -221,6 +227,8 @@ export interface TraceStore {
    * recent traces first should.
    */
   search(query: TraceSearchQuery): AsyncIterable<Span[]>;
+  /** OPTIONAL: true when `search` honours `wholeTraces` (callers then skip a getTrace per group). */
+  readonly searchesWholeTraces?: boolean;
 }
 
 export interface EventScanQuery {

@@ -56,6 +56,8 @@ export interface TraceSegmentIndex {
   idBloom: Uint8Array;
   idTable: BlockRef;
   blocks: TraceBlockMeta[];
+  /** Block blooms also hold `key=element` for array attributes (absent in older segments). */
+  elemKeys?: boolean;
 }
 
 /** u32s per id-table row: hash hi, hash lo, block, offset, length. */
@@ -71,18 +73,37 @@ export function attrString(v: AttributeValue | undefined): string | undefined {
 
 const bigintSafe = (_k: string, v: unknown) => (typeof v === 'bigint' ? v.toString() : v);
 
+/**
+ * Attribute equality as the search prefilter tests it: the string form of the value, or of any
+ * scalar element of an array (TraceQL compares arrays element-wise).
+ */
+export function attrMatches(v: AttributeValue | undefined, want: string): boolean {
+  if (v === undefined || v === null) return false;
+  if (typeof v === 'string') return v === want;
+  if (Array.isArray(v)) {
+    for (const x of v) if (x !== null && typeof x !== 'object' && String(x) === want) return true;
+  }
+  return attrString(v) === want;
+}
+
+function addAttrKeys(attrs: Readonly<Record<string, AttributeValue>>, into: Set<string>): void {
+  for (const k in attrs) {
+    const v = attrs[k];
+    if (v === undefined || v === null) continue;
+    if (typeof v === 'string') into.add(k + '=' + v);
+    else {
+      into.add(k + '=' + attrString(v));
+      if (Array.isArray(v)) for (const x of v) if (x !== null && typeof x !== 'object') into.add(k + '=' + String(x));
+    }
+  }
+}
+
 export const spanDuration = (s: Span): number => Number(s.endTimeUnixNano - s.startTimeUnixNano);
 
 function attrKeys(s: Span, into: Set<string>): void {
   into.add('name=' + s.name);
-  for (const k in s.attributes) {
-    const v = attrString(s.attributes[k]);
-    if (v !== undefined) into.add(k + '=' + v);
-  }
-  for (const k in s.resource) {
-    const v = attrString(s.resource[k]);
-    if (v !== undefined) into.add(k + '=' + v);
-  }
+  addAttrKeys(s.attributes, into);
+  addAttrKeys(s.resource, into);
 }
 
 /** Writes `traces` (lowercased trace id → spans) as a segment; returns its index and size. */
@@ -159,6 +180,7 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
       idBloom: stringBloom(traces.keys(), traces.size),
       idTable: refs[refs.length - 1]!,
       blocks: metas.map((m, i) => ({ ...m, sref: refs[2 * i]!, ref: refs[2 * i + 1]! })),
+      elemKeys: true,
     };
     return index;
   });

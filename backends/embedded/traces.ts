@@ -20,7 +20,7 @@ import { BlockCache } from './block-cache.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
 import { bloomHas } from './hash-bloom.js';
 import { upgradeLegacySegments } from './legacy-doc-segments.js';
-import { attrString, spanDuration, STATUS_BIT, TraceSegment, UNSUMMARIZED, writeTraceSegment, type BlockSummary, type TraceBlockMeta } from './trace-segment.js';
+import { attrMatches, spanDuration, STATUS_BIT, TraceSegment, UNSUMMARIZED, writeTraceSegment, type BlockSummary, type TraceBlockMeta } from './trace-segment.js';
 
 export interface TraceStoreOptions extends DocStoreOptions {
   /** Spans in the head before it is flushed into a segment (default 100,000). */
@@ -34,6 +34,7 @@ const segName = (gen: number) => String(gen).padStart(10, '0') + '.tseg';
 const CLOSE_DELAY_MS = 60_000;
 
 export class EmbeddedTraceStore implements TraceStore {
+  readonly searchesWholeTraces = true;
   private head = new Map<string, Span[]>();
   private headSpans = 0;
   private segments: TraceSegment[] = [];
@@ -163,7 +164,7 @@ export class EmbeddedTraceStore implements TraceStore {
       for (const s of spans) if (m.visible(s) && m.cond(s)) { hit = true; break; }
       if (!hit) return undefined;
       seen.add(id);
-      return this.collect(id, m.visible, seg && { seg, spans });
+      return this.collect(id, q.wholeTraces ? m.inScope : m.visible, seg && { seg, spans });
     };
 
     for (const [id, spans] of [...this.head]) {
@@ -179,7 +180,7 @@ export class EmbeddedTraceStore implements TraceStore {
       const ix = seg.index;
       if (ix.maxEnd < q.startNs || ix.minStart >= q.endNs) continue;
       for (let b = ix.blocks.length - 1; b >= 0; b--) {
-        if (!m.blockMayMatch(ix.blocks[b]!)) continue;
+        if (!m.blockMayMatch(ix.blocks[b]!, ix.elemKeys === true)) continue;
         if (q.signal?.aborted) return;
         // Reads are synchronous: let other requests run between blocks.
         if (++blocksRead % 16 === 0) await yieldToLoop();
@@ -235,12 +236,14 @@ export class EmbeddedTraceStore implements TraceStore {
 }
 
 interface CompiledSearch {
+  /** In the scope (any time). */
+  inScope: (s: Span) => boolean;
   /** In the time range and the scope. */
   visible: (s: Span) => boolean;
   /** Meets every prefilter. */
   cond: (s: Span) => boolean;
   /** False when no span of the block can be both visible and meet the prefilters. */
-  blockMayMatch: (b: TraceBlockMeta) => boolean;
+  blockMayMatch: (b: TraceBlockMeta, elemKeys: boolean) => boolean;
   /**
    * For a block's summary: a test that is false when no span of trace `t` is in range with a
    * wanted status, duration, service name and span name.
@@ -260,21 +263,23 @@ function compileSearch(q: TraceSearchQuery): CompiledSearch {
   const wantName = q.attributes?.['name'];
   const scoped = q.scope !== undefined;
   return {
+    inScope: scoped ? (s) => inScope(spanLabels(s)) : () => true,
     visible: (s) => s.startTimeUnixNano < q.endNs && s.endTimeUnixNano >= q.startNs && (!scoped || inScope(spanLabels(s))),
     cond: (s) => {
       for (const [k, v] of attrs) {
-        if (attrString(s.attributes[k]) !== v && attrString(s.resource[k]) !== v && !(k === 'name' && s.name === v)) return false;
+        if (!attrMatches(s.attributes[k], v) && !attrMatches(s.resource[k], v) && !(k === 'name' && s.name === v)) return false;
       }
       if (((STATUS_BIT[s.status.code] ?? 7) & statusMask) === 0) return false;
       const d = spanDuration(s);
       if (d < minDur || d > maxDur) return false;
       return filter ? filter(s) : true;
     },
-    blockMayMatch: (b) => {
+    blockMayMatch: (b, elemKeys) => {
       if (b.maxEnd < q.startNs || b.minStart >= q.endNs) return false;
       if ((b.status & statusMask) === 0) return false;
       if (b.maxDur < minDur || b.minDur > maxDur) return false;
-      for (const k of bloomKeys) if (!bloomHas(b.bloom, k)) return false;
+      // Segments written before array elements were indexed only prune on whole values.
+      if (elemKeys) for (const k of bloomKeys) if (!bloomHas(b.bloom, k)) return false;
       return true;
     },
     summaryTest: (b) => {

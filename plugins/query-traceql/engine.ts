@@ -1,8 +1,9 @@
 /**
  * Runs a planned query against the TraceStore: pushes the time range, the RBAC scope and the
- * planner's equality prefilter into `search`, reads each candidate trace whole (structural
- * operators and trace intrinsics need every span the principal may see), evaluates it, and keeps
- * the most recent `limit` matches.
+ * planner's prefilters into `search`, takes each candidate trace whole (structural operators and
+ * trace intrinsics need every span the principal may see: from the search group itself when the
+ * store returns whole traces, else by a getTrace), evaluates it, and keeps the most recent
+ * `limit` matches.
  */
 import { checkDeadline } from '../../kernel/query-context.js';
 import type { QueryContext } from '../../kernel/extension-points.js';
@@ -45,12 +46,14 @@ export async function searchTraces(plan: TraceQLPlan, opts: TraceQLSearchOptions
   const seen = new Set<string>();
   if (scope !== undefined && scope.length === 0) return { matches, metrics, truncated };
   const byRecency = (x: TraceMatch, y: TraceMatch) => (x.view.startNs > y.view.startNs ? -1 : x.view.startNs < y.view.startNs ? 1 : 0);
+  const whole = store.searchesWholeTraces === true;
   for await (const group of store.search({
+    ...plan.prefilter,
     startNs: opts.startNs,
     endNs: opts.endNs,
-    attributes: plan.pushdown,
     scope,
     signal: ctx.signal,
+    wholeTraces: true,
   })) {
     if (group.length === 0) continue;
     const traceId = group[0]!.traceId;
@@ -61,7 +64,7 @@ export async function searchTraces(plan: TraceQLPlan, opts: TraceQLSearchOptions
       truncated = true;
       break;
     }
-    const spans = await wholeTrace(store.getTrace.bind(store), traceId, scope, group);
+    const spans = whole ? group : await wholeTrace(store.getTrace.bind(store), traceId, scope, group);
     metrics.inspectedTraces++;
     metrics.inspectedSpans += spans.length;
     metrics.inspectedBytes += estimateBytes(spans);

@@ -1,20 +1,20 @@
 /**
  * The planner: checks a parsed query for what the parser cannot (regexes compile under RE2),
- * and derives what storage can do cheaply — an attribute-equality prefilter that every matching
- * trace must satisfy on one span — plus the fields to report with each matched span.
+ * and derives what storage can do cheaply — prefilters one span of every matching trace must
+ * satisfy (prefilter.ts) — plus the fields to report with each matched span.
  */
 import { InvalidRegexError, compileAnchoredRegex } from '../../kernel/matchers.js';
 import type { FieldExpr, Pipeline, PipelineStage, SpansetExpr, TraceQLQuery } from './ast.js';
 import { TraceQLParseError } from './lexer.js';
+import { prefilterOf, type TracePrefilter } from './prefilter.js';
 
 export interface TraceQLPlan {
   readonly query: TraceQLQuery;
   /**
-   * Equality conditions some single span of every matching trace satisfies (TraceSearchQuery.attributes).
-   * Values are compared by the store as strings against span attributes, resource attributes and
-   * (key `name`) the span name — a superset test, so it only ever prunes non-matches.
+   * Conditions one span of every matching trace satisfies, as TraceSearchQuery prefilters
+   * (statuses, duration bounds, attribute equalities, an exact span filter); `{}` when none.
    */
-  readonly pushdown: Readonly<Record<string, string>> | undefined;
+  readonly prefilter: TracePrefilter;
   /** Attribute and intrinsic references of the filters: reported with each matched span, as Tempo does. */
   readonly reported: readonly FieldExpr[];
   /** Fields named in `select(...)`. */
@@ -25,8 +25,7 @@ export function planTraceQL(query: TraceQLQuery): TraceQLPlan {
   const reported: FieldExpr[] = [];
   const selected: FieldExpr[] = [];
   walkPipeline(query.pipeline, reported, selected);
-  const pd = pushdownOf(query.pipeline);
-  return { query, pushdown: pd && Object.keys(pd).length ? pd : undefined, reported: dedupe(reported), selected: dedupe(selected) };
+  return { query, prefilter: prefilterOf(query), reported: dedupe(reported), selected: dedupe(selected) };
 }
 
 function walkPipeline(p: Pipeline, reported: FieldExpr[], selected: FieldExpr[]): void {
@@ -88,64 +87,4 @@ function dedupe(fs: FieldExpr[]): FieldExpr[] {
     seen.add(k);
     return true;
   });
-}
-
-type Conds = Record<string, string>;
-
-/** Resource keys that are always single strings (OpenTelemetry semantic conventions). */
-const STRING_KEYS = new Set(['service.name', 'service.namespace', 'service.version', 'deployment.environment', 'deployment.environment.name', 'k8s.namespace.name', 'k8s.cluster.name', 'host.name']);
-
-/**
- * Conditions one span of every matching trace must meet. For `A && B` and structural operators
- * both sides must match somewhere, so either side's conditions are sound; the larger set prunes
- * most. `||` and negated operators (whose left side may be empty) keep only what is certain.
- */
-function pushdownOf(e: SpansetExpr | PipelineStage): Conds | undefined {
-  switch (e.kind) {
-    case 'pipeline':
-      // Later stages only remove spans, so the first stage's conditions stay necessary.
-      return pushdownOf(e.stages[0]!);
-    case 'filter':
-      return e.expr ? conjunctEqualities(e.expr) : undefined;
-    case 'spansetOp': {
-      if (e.op === '||') return undefined;
-      const r = pushdownOf(e.rhs);
-      if (e.op.startsWith('!')) return r; // the result is a subset of the right side
-      const l = pushdownOf(e.lhs);
-      if (!l) return r;
-      if (!r) return l;
-      return Object.keys(r).length > Object.keys(l).length ? r : l;
-    }
-    default:
-      return undefined;
-  }
-}
-
-/** `a = "x" && b = 2 && ...`: the top-level conjuncts that are equalities against literals. */
-function conjunctEqualities(e: FieldExpr): Conds | undefined {
-  const out: Conds = {};
-  const visit = (x: FieldExpr) => {
-    if (x.kind !== 'binary') return;
-    if (x.op === '&&') {
-      visit(x.lhs);
-      visit(x.rhs);
-      return;
-    }
-    if (x.op !== '=') return;
-    const [ref, lit] = x.rhs.kind === 'static' ? [x.lhs, x.rhs] : [x.rhs, x.lhs];
-    if (lit.kind !== 'static') return;
-    let text: string;
-    if (lit.type === 'string') text = lit.value;
-    else if (lit.type === 'int' && Number.isSafeInteger(lit.value)) text = String(lit.value);
-    else return;
-    let key: string | undefined;
-    // The store compares its string form of the attribute, which for an array attribute is not
-    // element-wise as TraceQL is; so only keys the OTel conventions define as plain strings push down.
-    if (ref.kind === 'attribute' && (ref.scope === 'resource' || ref.scope === 'unscoped') && STRING_KEYS.has(ref.name) && lit.type === 'string') key = ref.name;
-    else if (ref.kind === 'intrinsic' && ref.name === 'name' && lit.type === 'string') key = 'name';
-    if (key === undefined || key in out) return;
-    out[key] = text;
-  };
-  visit(e);
-  return Object.keys(out).length ? out : undefined;
 }

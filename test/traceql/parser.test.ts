@@ -3,6 +3,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TraceQLParseError, compileTraceQL, parseTraceQL } from '../../plugins/query-traceql/index.js';
 import type { FieldExpr, SpansetExpr } from '../../plugins/query-traceql/index.js';
+import type { Span } from '../../kernel/models.js';
 
 const first = (q: string) => parseTraceQL(q).pipeline.stages[0] as SpansetExpr;
 const fieldOf = (q: string) => {
@@ -85,14 +86,46 @@ test('errors carry line and column', () => {
   assert.throws(() => compileTraceQL('{ name =~ "a(" }'), (e: unknown) => e instanceof TraceQLParseError && /invalid regex/.test(e.message));
 });
 
-test('planner: pushdown only what every match needs on one span', () => {
-  assert.equal(compileTraceQL('{ resource.service.name = "a" && span.x = 1 }').pushdown, { 'service.name': 'a' });
-  assert.equal(compileTraceQL('{ name = "GET" } > { resource.service.name = "b" && name = "c" }').pushdown, { 'service.name': 'b', name: 'c' });
-  assert.is(compileTraceQL('{ resource.service.name = "a" } || { name = "x" }').pushdown, undefined);
-  assert.is(compileTraceQL('{ resource.service.name = "a" || name = "x" }').pushdown, undefined);
-  assert.equal(compileTraceQL('{ resource.service.name = "a" } !> { name = "x" }').pushdown, { name: 'x' });
-  assert.equal(compileTraceQL('{ name = "x" } | count() > 2').pushdown, { name: 'x' });
-  assert.is(compileTraceQL('{ span.tags = "b" }').pushdown, undefined, 'array-valued attributes are not pushed');
+test('planner: prefilters only what every match needs on one span', () => {
+  const pf = (q: string) => {
+    const { spanFilter, ...rest } = compileTraceQL(q).prefilter;
+    return { ...rest, filter: spanFilter !== undefined };
+  };
+  assert.equal(pf('{ resource.service.name = "a" && span.x = 1 }'), { attributes: { 'service.name': 'a', x: '1' }, filter: true });
+  assert.equal(pf('{ name = "GET" } > { resource.service.name = "b" && name = "c" }'), { attributes: { 'service.name': 'b', name: 'c' }, filter: true });
+  // `||` pushes no store-level field, only the (exact) disjunction as a span filter.
+  assert.equal(pf('{ resource.service.name = "a" } || { name = "x" }'), { filter: true });
+  assert.equal(pf('{ resource.service.name = "a" || name = "x" }'), { filter: true });
+  assert.equal(pf('{ resource.service.name = "a" } !> { name = "x" }'), { attributes: { name: 'x' }, filter: true });
+  assert.equal(pf('{ name = "x" } | count() > 2'), { attributes: { name: 'x' }, filter: true });
+  assert.equal(pf('{ status = error && duration > 1.5ms && duration <= 2s }'), { statuses: ['error'], minDurationNs: 1_500_001n, maxDurationNs: 2_000_000_000n, filter: true });
+  assert.equal(pf('{ 100ms < duration }'), { minDurationNs: 100_000_001n, filter: true });
+  assert.equal(pf('{ span.retry = true && span.ratio = 0.5 }'), { attributes: { retry: 'true', ratio: '0.5' }, filter: true });
+  // Negations, comparisons other than `=` and event attributes: exact span filter only.
+  assert.equal(pf('{ !(status = error) && span.code != 200 && event.x = "y" }'), { filter: true });
+  // Trace-level intrinsics are not per-span: only the rest of the conjunction is pushed.
+  assert.equal(pf('{ rootServiceName = "a" && status = ok }'), { statuses: ['ok'], filter: true });
+  assert.equal(pf('{ traceDuration > 1s || status = ok }'), { filter: false });
+  assert.equal(pf('{ }'), { filter: false });
+  const f = compileTraceQL('{ rootServiceName = "a" && span.code >= 500 }').prefilter.spanFilter!;
+  const s = (code: number) => ({ ...baseSpan, attributes: { code } });
+  assert.ok(f(s(503)) && !f(s(200)));
 });
+
+const baseSpan: Span = {
+  traceId: 'ab',
+  spanId: 'cd',
+  parentSpanId: '',
+  name: 'n',
+  kind: 'server',
+  startTimeUnixNano: 0n,
+  endTimeUnixNano: 1n,
+  status: { code: 'unset' },
+  attributes: {},
+  resource: {},
+  scope: { name: 'x' },
+  events: [],
+  links: [],
+};
 
 test.run();

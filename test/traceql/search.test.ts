@@ -14,12 +14,23 @@ import { T0, dur, generateTraces, ref, relations, type RefQuery } from './fixtur
 const BASE = '/dashboards/api/datasources/proxy/uid/lookout-traces';
 let srv: TestServer;
 const traces = generateTraces(120, 42);
+// Array attributes (TraceQL compares them element-wise), so attribute pushdown meets arrays too.
+traces.flat().forEach((s, i) => {
+  const code = s.attributes.code as number;
+  if (i % 3 === 0) (s.attributes as Record<string, unknown>).tags = ['t', `c${code}`];
+  if (i % 4 === 1) (s.attributes as Record<string, unknown>).codes = [1, code];
+});
 const start = Number(T0 / 1_000_000_000n) - 10;
 const end = start + 3600;
 
 test.before(async () => {
   srv = await startTestServer();
-  await srv.lookout.kernel.get(Tokens.Ingest).write({ spans: traces.flat() });
+  // Half the traces go into a segment (block blooms and summaries prune there), half stay in the head.
+  const ingest = srv.lookout.kernel.get(Tokens.Ingest);
+  await ingest.write({ spans: traces.slice(0, 60).flat() });
+  const store = srv.lookout.kernel.get(Tokens.Storage).traces as { flushHead?: () => Promise<number> };
+  if (store.flushHead) await store.flushHead();
+  await ingest.write({ spans: traces.slice(60).flat() });
 });
 test.after(async () => {
   await srv.stop();
@@ -88,6 +99,37 @@ cases.push(
   ['({ name = "GET /" } >> { name = "query" }) && { status = ok }',
     ref.and(ref.rel(F((s) => s.name === 'GET /'), F((s) => s.name === 'query'), relations.descendant), F((s) => s.status.code === 'ok'))],
   ['{ span.code = 200 } | { kind = server }', F((s) => attr(s, 'code') === 200 && s.kind === 'server')],
+);
+
+// Queries exercising each prefilter the planner pushes into the store (statuses, duration bounds,
+// attribute equalities incl. arrays and numbers, span names, the exact span filter) and the
+// operators that must not push one side's conditions (`||`, negated structure, trace intrinsics).
+const arr = (s: Span, k: string) => (attr(s, k) as unknown[] | undefined) ?? [];
+const E = (s: Span) => s.status.code === 'error';
+cases.push(
+  ['{ resource.service.name = "cart" && status = error }', F((s) => svc(s) === 'cart' && E(s))],
+  ['{ span.code = 500 }', F((s) => attr(s, 'code') === 500)],
+  ['{ span.code = 500.0 && status = "ok" }', F((s) => attr(s, 'code') === 500 && s.status.code === 'ok')],
+  ['{ span.tags = "c404" }', F((s) => arr(s, 'tags').includes('c404'))],
+  ['{ span.codes = 404 && kind = client }', F((s) => arr(s, 'codes').includes(404) && s.kind === 'client')],
+  ['{ span.tags != "c200" && span.tags != nil }', F((s) => arr(s, 'tags').length > 0 && !arr(s, 'tags').includes('c200'))],
+  ['{ span.retry = true && duration < 100ms }', F((s) => attr(s, 'retry') === true && dur(s) < 100e6)],
+  ['{ duration >= 100ms && duration <= 200ms }', F((s) => dur(s) >= 100e6 && dur(s) <= 200e6)],
+  ['{ 300ms < duration && name = "cache" }', F((s) => dur(s) > 300e6 && s.name === 'cache')],
+  ['{ status = error && status = ok }', F(() => false)],
+  ['{ status = error } && { name = "cache" && span.code = 404 }', ref.and(F(E), F((s) => s.name === 'cache' && attr(s, 'code') === 404))],
+  ['{ status = error && name = "render" } || { duration > 390ms }', ref.or(F((s) => E(s) && s.name === 'render'), F((s) => dur(s) > 390e6))],
+  ['{ status = error && name = "render" || span.codes = 500 && kind = server }', F((s) => (E(s) && s.name === 'render') || (arr(s, 'codes').includes(500) && s.kind === 'server'))],
+  ['{ status = ok && name = "query" } >> { span.code = 404 }', ref.rel(F((s) => s.status.code === 'ok' && s.name === 'query'), F((s) => attr(s, 'code') === 404), relations.descendant)],
+  ['{ resource.service.name = "db" } !< { status = error && span.op.kind = "read" }',
+    ref.rel(F((s) => svc(s) === 'db'), F((s) => E(s) && attr(s, 'op.kind') === 'read'), relations.parent, true)],
+  ['{ resource.service.name = "db" && status = error } !~ { }', ref.rel(F((s) => svc(s) === 'db' && E(s)), F(() => true), relations.sibling, true)],
+  ['{ status = error } | { resource.service.name = "cart" } | count() >= 2', ref.count(F((s) => E(s) && svc(s) === 'cart'), (n) => n >= 2)],
+  ['{ rootServiceName = "cart" && span.code = 404 }', F((s, t) => svc(t[0]!) === 'cart' && attr(s, 'code') === 404)],
+  ['{ rootServiceName = "cart" || span.code = 404 && status = ok }', F((s, t) => svc(t[0]!) === 'cart' || (attr(s, 'code') === 404 && s.status.code === 'ok'))],
+  ['{ name = "query" && !(status = error) }', F((s) => s.name === 'query' && !E(s))],
+  ['{ resource.service.name = "cart" && status = error } | avg(duration) > 150ms',
+    ref.avgDuration(F((s) => svc(s) === 'cart' && E(s)), (a) => a > 150e6)],
 );
 
 test('search results equal a brute-force evaluation on generated traces', async () => {
