@@ -116,6 +116,23 @@ export async function openElasticsearchBackend(opts: ElasticsearchBackendOptions
     return { deleted: expired };
   }
 
+  // sizes() is synchronous (scraped with /metrics): served from a cache refreshed once a minute.
+  const sizeCache: Record<string, number> = { metrics: 0, logs: 0, traces: 0, events: 0, meta: 0 };
+  const SIZE_SIGNAL: Record<string, string> = { ...SIGNAL_OF, metadata: 'metrics', state: 'meta' };
+  async function refreshSizes(): Promise<void> {
+    const rows = await es.call(() => es.client.cat.indices({ index: `${es.prefix}-*`, format: 'json', h: 'index,store.size', bytes: 'b' }, { ignore: [404] }));
+    const next: Record<string, number> = { metrics: 0, logs: 0, traces: 0, events: 0, meta: 0 };
+    for (const row of Array.isArray(rows) ? rows : []) {
+      const kind = (row.index ?? '').slice(es.prefix.length + 1).split('-')[0] ?? '';
+      const signal = SIZE_SIGNAL[kind];
+      if (signal) next[signal]! += Number(row['store.size'] ?? 0) || 0;
+    }
+    Object.assign(sizeCache, next);
+  }
+  const sizeTimer = setInterval(() => void refreshSizes().catch(() => undefined), 60_000);
+  sizeTimer.unref();
+  void refreshSizes().catch(() => undefined);
+
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<unknown> = Promise.resolve();
   if (opts.maintenanceIntervalMs > 0) {
@@ -137,8 +154,12 @@ export async function openElasticsearchBackend(opts: ElasticsearchBackendOptions
       // Acknowledged writes are already durable (translog fsync per request); wait for queued ones.
       await Promise.all([logs.writer.idle(), events.writer.idle()]);
     },
+    sizes() {
+      return { ...sizeCache };
+    },
     async close() {
       if (timer) clearInterval(timer);
+      clearInterval(sizeTimer);
       await running;
       await Promise.all([logs.writer.idle(), events.writer.idle()]);
       await es.close();

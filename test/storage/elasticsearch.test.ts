@@ -169,6 +169,9 @@ if ('skip' in node) {
     );
     const q = await ctx.srv.fetch(`/api/v1/query?query=${encodeURIComponent('count(es_requests_total)')}`);
     assert.is(((await q.json()) as { data: { result: { value: [number, string] }[] } }).data.result[0]?.value[1], '2');
+    // Index sizes per signal reach /metrics.
+    const metrics = await (await ctx.srv.fetch('/metrics')).text();
+    assert.match(metrics, /lookout_storage_bytes\{signal="logs"\} \d+/);
   });
 
   e2e('an unreachable Elasticsearch fails startup with a clear error', async () => {
