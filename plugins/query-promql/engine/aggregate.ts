@@ -139,6 +139,10 @@ export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Step
     ev.check();
     const o = newSeries(g.labels, n, g.dropName);
     const ms = g.members;
+    if (n > 1 && floatOnly(ms) && aggregateFloatsBySeries(op, ms, o)) {
+      if (o.has.some((x) => x !== ABSENT)) out.push(o);
+      continue;
+    }
     const vals: number[] = [];
     for (let i = 0; i < n; i++) {
       let cnt = 0;
@@ -283,6 +287,84 @@ export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Step
     if (o.has.some((x) => x !== ABSENT)) out.push(o);
   }
   return { kind: 'vector', series: out };
+}
+
+function floatOnly(ms: readonly StepSeries[]): boolean {
+  for (const s of ms) if (s.hists !== null) return false;
+  return true;
+}
+
+/**
+ * sum/count/group/min/max of float-only members, member by member over all steps (typed arrays
+ * walked in order instead of one step across every member). Each step sees the members in the
+ * same order with the same arithmetic as the per-step loop, so results are identical. Returns
+ * false for other operators.
+ */
+function aggregateFloatsBySeries(op: string, ms: readonly StepSeries[], o: StepSeries): boolean {
+  const n = o.vals.length;
+  const cnt = new Float64Array(n);
+  const acc = o.vals;
+  switch (op) {
+    case 'sum': {
+      const comp = new Float64Array(n);
+      for (const s of ms) {
+        const has = s.has;
+        const vs = s.vals;
+        for (let i = 0; i < n; i++) {
+          if (has[i] !== FLOAT) continue;
+          // kahanInc, inlined.
+          const inc = vs[i]!;
+          const sum = acc[i]!;
+          const t = sum + inc;
+          if (!Number.isFinite(t) && t === t) comp[i] = 0;
+          else if (Math.abs(sum) >= Math.abs(inc)) comp[i] += sum - t + inc;
+          else comp[i] += inc - t + sum;
+          acc[i] = t;
+          cnt[i]++;
+        }
+      }
+      for (let i = 0; i < n; i++) {
+        if (cnt[i] === 0) {
+          acc[i] = 0;
+          continue;
+        }
+        const c = comp[i]!;
+        if (Number.isFinite(c)) acc[i]! += c;
+        o.has[i] = FLOAT;
+      }
+      return true;
+    }
+    case 'count':
+    case 'group':
+      for (const s of ms) {
+        const has = s.has;
+        for (let i = 0; i < n; i++) if (has[i] === FLOAT) cnt[i]++;
+      }
+      for (let i = 0; i < n; i++) {
+        if (cnt[i] === 0) continue;
+        acc[i] = op === 'count' ? cnt[i]! : 1;
+        o.has[i] = FLOAT;
+      }
+      return true;
+    case 'min':
+    case 'max': {
+      const max = op === 'max';
+      for (const s of ms) {
+        const has = s.has;
+        const vs = s.vals;
+        for (let i = 0; i < n; i++) {
+          if (has[i] !== FLOAT) continue;
+          const x = vs[i]!;
+          const r = acc[i]!;
+          if (cnt[i] === 0 || (max ? x > r || r !== r : x < r || r !== r)) acc[i] = x;
+          cnt[i]++;
+        }
+      }
+      for (let i = 0; i < n; i++) if (cnt[i] !== 0) o.has[i] = FLOAT;
+      return true;
+    }
+  }
+  return false;
 }
 
 /** topk/bottomk/limitk/limit_ratio: keep the input series, per step only the selected ones. */

@@ -488,6 +488,8 @@ interface Win {
   /** Start timestamps of the float / histogram samples (NaN = none), when the selector has them. */
   fst: Float64Array | null;
   hst: Float64Array | null;
+  /** Whether fv has a counter reset anywhere: -1 not yet known, 0 no, 1 yes (see extrapolatedRate). */
+  resets: number;
 }
 
 /** A sample's start timestamp; 0 when unknown (Prometheus' convention). */
@@ -610,7 +612,7 @@ async function evalRangeFunction(ev: Evaluator, call: Call, steps: Steps): Promi
       hst = rs.sts ? Float64Array.from(hS) : null;
     }
     const name = rs.labels[METRIC_NAME] ?? '';
-    const w: Win = { ft, fv, flo: 0, fhi: 0, ht, hh, hlo: 0, hhi: 0, T: 0, range, stepT: 0, name, ext, lookback: ev.engine.lookback, fst, hst };
+    const w: Win = { ft, fv, flo: 0, fhi: 0, ht, hh, hlo: 0, hhi: 0, T: 0, range, stepT: 0, name, ext, lookback: ev.engine.lookback, fst, hst, resets: -1 };
     const s = newSeries(rs.labels, n, rs.dropName);
     let any = false;
     let anyFloat = false;
@@ -676,6 +678,11 @@ function mixedWarn(w: Win, c: FnCtx): undefined {
 
 const kbuf = new Float64Array(2);
 
+function hasDecrease(v: Float64Array): boolean {
+  for (let i = 1; i < v.length; i++) if (v[i]! < v[i - 1]!) return true;
+  return false;
+}
+
 function extrapolatedRate(w: Win, c: FnCtx, isCounter: boolean, isRate: boolean): RangeOut {
   const nf = w.fhi - w.flo;
   const nh = w.hhi - w.hlo;
@@ -705,7 +712,9 @@ function extrapolatedRate(w: Win, c: FnCtx, isCounter: boolean, isRate: boolean)
     firstVal = w.fv[w.flo]!;
     firstSt = stAt(w.fst, w.flo);
     result = w.fv[w.fhi - 1]! - firstVal;
-    if (isCounter) {
+    // Most counters never reset: one scan per series instead of one per window.
+    if (isCounter && w.resets < 0 && !w.fst) w.resets = hasDecrease(w.fv) ? 1 : 0;
+    if (isCounter && w.resets !== 0) {
       let prev = firstVal;
       for (let i = w.flo + 1; i < w.fhi; i++) {
         const cur = w.fv[i]!;
