@@ -417,6 +417,46 @@ export function decodeTsOffsets(b: Buffer, n: number): TsOffsets | null {
   return { base, off };
 }
 
+/**
+ * The ts column straight to Unix ms, floor(ns / 1e6), for every record (the columnar scan's
+ * timeslice path: one pass, no offsets array). False when it does not fit Number offsets.
+ */
+export function decodeTsMsInto(b: Buffer, n: number, out: Float64Array): boolean {
+  if (n === 0) return true;
+  if (b.length < 9 || b[0] !== 0) return false;
+  const base = b.readBigInt64LE(1);
+  const baseMs = floorMs(base);
+  const rem = Number(base - BigInt(baseMs) * 1_000_000n); // in [0, 1e6)
+  let pos = 9;
+  let prev = 0;
+  const len = b.length;
+  out[0] = baseMs;
+  for (let i = 1; i < n; i++) {
+    if (pos >= len) return false;
+    let byte = b[pos++]!;
+    let u = byte & 0x7f;
+    if (byte >= 0x80) {
+      let mul = 0x80;
+      do {
+        if (pos >= len) return false;
+        byte = b[pos++]!;
+        u += (byte & 0x7f) * mul;
+        mul *= 0x80;
+      } while (byte >= 0x80);
+    }
+    if (u === 0) return false; // an absolute timestamp: let the general path handle the block
+    const z = u % 2 === 1 ? -(u + 1) / 2 : u / 2;
+    prev += z > 0 ? z - 1 : z;
+    if (prev >= SAFE_SPAN || prev <= -SAFE_SPAN) return false;
+    const x = rem + prev;
+    let q = Math.floor(x / 1e6);
+    if (q * 1e6 > x) q--;
+    else if ((q + 1) * 1e6 <= x) q++;
+    out[i] = baseMs + q;
+  }
+  return true;
+}
+
 /** floor(ns / 1e6) of a BigInt timestamp, as a Number of ms. */
 export function floorMs(ns: bigint): number {
   const q = ns / 1_000_000n;
@@ -522,6 +562,11 @@ export class BlockReader {
     let prev = 0;
     for (let k = 0; k < this.n; k++) out[k] = prev += r.svar();
     return (this._seq = out);
+  }
+
+  /** Every record's Unix ms into `out` when the fused decoder applies (see decodeTsMsInto). */
+  msInto(out: Float64Array): boolean {
+    return decodeTsMsInto(this.seg.column(this.bi, 0), this.n, out);
   }
 
   /** Offsets form of the timestamps (null when the block spans more than 2^52 ns). */

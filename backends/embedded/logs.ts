@@ -644,6 +644,14 @@ export class EmbeddedLogStore implements LogStore {
         }
         // A fresh reader: a full scan must not evict the paging cache or hold columns.
         const rdr = src.seg.reader(src.bi!);
+        if (inRange && filter.list === null && nl === 0 && q.timestampsMs && !acc) {
+          // `* | timeslice … | count by _timeslice`: timestamps are all that is needed.
+          const ms = new Float64Array(rdr.n);
+          if (rdr.msInto(ms)) {
+            yield batch(rdr.n, [], ms);
+            continue;
+          }
+        }
         // Stream ids only matter for labels wanted, a stream filter or weights.
         const needStreams = nl > 0 || filter.list !== null || acc !== null;
         const streams = needStreams ? rdr.streams() : null;

@@ -385,6 +385,18 @@ export function storageConformance(name: string, makeHarness: () => BackendHarne
         const want = mode === 'ms' ? expectedMs : expected;
         assert.equal([...got].sort(), [...want].sort(), `${mode} ${JSON.stringify(c, (_, v) => (typeof v === 'bigint' ? String(v) : v))}`);
       }
+      // No labels, timestamps only (the `timeslice | count by _timeslice` shape).
+      const msOnly = new Map<number, number>();
+      for (const k of expectedMs.keys()) {
+        const t = Number(k.split('|')[2]);
+        msOnly.set(t, (msOnly.get(t) ?? 0) + expectedMs.get(k)!);
+      }
+      const gotMs = new Map<number, number>();
+      for await (const batch of scanColumns({ ...c, labels: [], timestampsMs: true })) {
+        assert.is(batch.labels.length, 0);
+        for (let i = 0; i < batch.length; i++) gotMs.set(batch.timestampsMs![i]!, (gotMs.get(batch.timestampsMs![i]!) ?? 0) + 1);
+      }
+      assert.equal([...gotMs].sort((a, b) => a[0] - b[0]), [...msOnly].sort((a, b) => a[0] - b[0]));
     }
   });
 
