@@ -6,9 +6,10 @@
  */
 import { compileAlternatives, type MatcherAlternatives } from '../../kernel/matchers.js';
 import type { FacetValue, Labels, LogRecord } from '../../kernel/models.js';
-import type { LogBatch, LogScanQuery, LogStore } from '../../kernel/storage.js';
+import type { LabelColumn, LogBatch, LogColumnBatch, LogColumnScanQuery, LogScanQuery, LogStore } from '../../kernel/storage.js';
 import type { Es, Query } from './es.js';
-import { nsToMs, orderedScan } from './ordered-scan.js';
+import { nsRange, nsToMs, orderedScan } from './ordered-scan.js';
+import { MatcherTranslator } from './query.js';
 import { SequenceCounter, SequencedWriter } from './sequence.js';
 
 interface LogDoc {
@@ -96,4 +97,66 @@ export class EsLogStore implements LogStore {
       yield { records: docs.map(toRecord), seqs: docs.map((d) => d.seq), position };
     }
   }
+
+  /**
+   * Label columns for label-only aggregations. Weighted and without timestamps this is one
+   * composite aggregation over the wanted labels: each bucket (a label combination and its
+   * record count) is a weighted row, and no record is read. Otherwise records are read with only
+   * their timestamp and labels.
+   */
+  async *scanColumns(q: LogColumnScanQuery): AsyncIterable<LogColumnBatch> {
+    if (q.scope !== undefined && q.scope.length === 0) return;
+    if (q.endNs <= q.startNs) return;
+    if (q.weighted && !q.timestampsMs) {
+      const index = this.es.indicesFor('logs', nsToMs(q.startNs), nsToMs(q.endNs - 1n));
+      const tr = await new MatcherTranslator(this.es, index, nsRange(q.startNs, q.endNs)).build({ matchers: q.matchers, scope: q.scope });
+      // Exact translation only: otherwise the records must be filtered in process, below.
+      if (tr.exact) {
+        if (q.labels.length === 0) {
+          const res = await this.es.search<unknown>(index, { size: 0, query: tr.query, track_total_hits: true });
+          const total = typeof res.hits.total === 'number' ? res.hits.total : (res.hits.total?.value ?? 0);
+          if (total > 0) yield { length: 1, labels: [], weights: Float64Array.of(total) };
+          return;
+        }
+        const sources = q.labels.map((n, j) => ({ [`l${j}`]: { terms: { field: `labels.${n}`, missing_bucket: true } } }));
+        let rows: { key: Record<string, unknown>; n: number }[] = [];
+        const flush = (): LogColumnBatch => {
+          const labels = q.labels.map((_, j) => column(rows.map((r) => r.key[`l${j}`])));
+          const out = { length: rows.length, labels, weights: Float64Array.from(rows, (r) => r.n) };
+          rows = [];
+          return out;
+        };
+        for await (const b of this.es.composite(index, tr.query, sources, undefined, q.signal)) {
+          rows.push({ key: b.key, n: b.doc_count });
+          if (rows.length === 5000) yield flush();
+        }
+        if (rows.length) yield flush();
+        return;
+      }
+    }
+    const scan = orderedScan<LogDoc>(this.es, 'logs', { ...q, order: 'asc' }, [], () => true, ['ts', 'seq', 'labels']);
+    for await (const { docs } of scan) {
+      const labels = q.labels.map((n) => column(docs.map((d) => d.labels[n])));
+      if (!q.timestampsMs) yield { length: docs.length, labels };
+      else yield { length: docs.length, labels, timestampsMs: Float64Array.from(docs, (d) => Number(BigInt(d.ts) / 1_000_000n)) };
+    }
+  }
+}
+
+/** Dictionary-codes one column; null/undefined (label absent) is -1. */
+function column(values: readonly unknown[]): LabelColumn {
+  const dict: string[] = [];
+  const index = new Map<string, number>();
+  const codes = new Int32Array(values.length);
+  values.forEach((v, i) => {
+    if (v === null || v === undefined) {
+      codes[i] = -1;
+      return;
+    }
+    const s = String(v);
+    let c = index.get(s);
+    if (c === undefined) index.set(s, (c = dict.push(s) - 1));
+    codes[i] = c;
+  });
+  return { dict, codes };
 }

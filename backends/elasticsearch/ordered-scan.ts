@@ -66,6 +66,8 @@ export async function* orderedScan<D extends SequencedDoc>(
   q: OrderedScanQuery,
   extra: Query[] = [],
   accept: (d: D) => boolean = () => true,
+  /** `_source` fields to read (default: all); must include ts, seq and labels. */
+  source?: string[],
 ): AsyncGenerator<{ docs: D[]; position: string }> {
   if (q.scope !== undefined && q.scope.length === 0) return;
   if (q.endNs <= q.startNs) return;
@@ -80,7 +82,7 @@ export async function* orderedScan<D extends SequencedDoc>(
   // A small first page for a small limit; later pages grow (the caller kept reading).
   const size = Math.min(MAX_PAGE, Math.max(100, q.limit ?? MAX_PAGE));
   const afterOf = (h: { _source?: D }) => (h._source ? [h._source.ts, h._source.seq] : undefined);
-  for await (const hits of es.pages<D>(index, { query, sort: [{ ts: dir }, { seq: dir }] }, size, after, q.signal, afterOf, MAX_PAGE)) {
+  for await (const hits of es.pages<D>(index, { query, sort: [{ ts: dir }, { seq: dir }], ...(source ? { _source: source } : {}) }, size, after, q.signal, afterOf, MAX_PAGE)) {
     const docs: D[] = [];
     for (const h of hits) {
       const d = h._source!;
