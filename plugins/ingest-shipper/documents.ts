@@ -3,7 +3,7 @@
  * clients) to a LogRecord. ECS fields: `@timestamp`, `message`, `log.level`, `service.name`,
  * `host.name`, `kubernetes.*`; nested objects and dotted keys are flattened alike into facets.
  */
-import type { FacetValue, LogRecord } from '../../kernel/models.js';
+import type { FacetValue, Labels, LogRecord } from '../../kernel/models.js';
 import { FieldPlan, anyTimestampNs, normalizeLevel, nowNs } from '../ingest-forwarder/log-fields.js';
 
 const plan = new FieldPlan(
@@ -28,13 +28,41 @@ const LABEL_SLOTS = [
   [7, 'container'],
 ] as const;
 
+/**
+ * Documents of one shipper repeat a handful of label sets; handing storage the same (immutable)
+ * object for equal sets spares it hashing labels per record (it caches streams by object) and
+ * spares the GC one surviving object per document. Bounded: cleared when it grows past MAX.
+ */
+const labelSets = new Map<string, Labels>();
+const MAX_LABEL_SETS = 10_000;
+const slotValues: (string | undefined)[] = new Array(LABEL_SLOTS.length);
+
+function sharedLabels(level: string | undefined, v: readonly (FacetValue | undefined)[]): Labels {
+  // Length-prefixed parts: unambiguous whatever bytes the values hold.
+  let key = level === undefined ? '-' : level.length + ':' + level;
+  for (let j = 0; j < LABEL_SLOTS.length; j++) {
+    const x = v[LABEL_SLOTS[j]![0]];
+    const sv = x === undefined ? undefined : String(x);
+    slotValues[j] = sv;
+    key += sv === undefined ? '-' : sv.length + ':' + sv;
+  }
+  let labels = labelSets.get(key);
+  if (labels === undefined) {
+    const l: Record<string, string> = { svc_stream: 'logs' };
+    if (level) l.level = level;
+    for (let j = 0; j < LABEL_SLOTS.length; j++) if (slotValues[j] !== undefined) l[LABEL_SLOTS[j]![1]] = slotValues[j]!;
+    if (labelSets.size >= MAX_LABEL_SETS) labelSets.clear();
+    labelSets.set(key, (labels = l));
+  }
+  return labels;
+}
+
+const slotScratch: (FacetValue | undefined)[] = [];
+
 export function documentToLog(doc: Record<string, unknown>, index: string | undefined, now: bigint): LogRecord {
-  const v: (FacetValue | undefined)[] = [];
+  const v = slotScratch;
   const facets = plan.apply(doc, v);
-  const labels: Record<string, string> = { svc_stream: 'logs' };
-  const level = normalizeLevel(v[2]);
-  if (level) labels.level = level;
-  for (const [i, name] of LABEL_SLOTS) if (v[i] !== undefined) labels[name] = String(v[i]);
+  const labels = sharedLabels(normalizeLevel(v[2]), v);
   if (index !== undefined) facets._index = index;
   return {
     timestampNs: v[0] === undefined ? now : anyTimestampNs(v[0], '@timestamp'),
