@@ -56,6 +56,8 @@ export interface BlockMeta {
   pages: [Float64Array, Float64Array] | null;
   /** Record pages: message and facets of a record in the same page of column 3. */
   recordPages: boolean;
+  /** Records in pages are in stream-clustered order (else in row order). */
+  clustered: boolean;
   /** [offset, length] of each column: ts, seq, stream, msg, facets. */
   cols: Array<[number, number]>;
 }
@@ -80,7 +82,10 @@ interface IndexFile {
     raw?: number[];
     /** Deflated page lengths of the message and facets columns (absent: one stream each). */
     pg?: [number[], number[]];
-    /** 1: column 3 holds record pages (message + facets per record) and column 4 is empty. */
+    /**
+     * 1: column 3 holds record pages (message + facets per record) and column 4 is empty;
+     * 2: the same with records in stream-clustered order (see streamClusteredOrder).
+     */
     rp?: number;
   }>;
 }
@@ -149,10 +154,12 @@ export class LogSegment {
       let minSeq = Infinity;
       let maxSeq = 0;
       // Message and facets of each record sit together in pages of PAGE_ROWS records, each
-      // page deflated alone: a selective query inflates only the pages holding its matches, one
-      // call per page (costs ~15% size on short messages against whole-block deflate).
+      // page deflated alone, records ordered by stream within the block (stable): a selective
+      // query inflates only the pages holding its streams' records, one call per page (costs
+      // ~15% size on short messages against whole-block deflate).
       const recW = new ByteWriter(1 << 20);
       const cuts: number[] = [];
+      const localIds = new Int32Array(to - from);
       for (let i = from; i < to; i++) {
         const s = cols.seq[i]!;
         seqW.svar(s - prevSeq);
@@ -168,7 +175,12 @@ export class LogSegment {
         }
         present.set(l, (present.get(l) ?? 0) + 1);
         stW.uvar(l);
-        if ((i - from) % PAGE_ROWS === 0) cuts.push(recW.pos);
+        localIds[i - from] = l;
+      }
+      const order = streamClusteredOrder(localIds);
+      for (let q = 0; q < order.length; q++) {
+        const i = from + order[q]!;
+        if (q % PAGE_ROWS === 0) cuts.push(recW.pos);
         recW.str(cols.msg[i]!);
         const f = cols.facets[i] ?? null;
         if (f) {
@@ -220,7 +232,7 @@ export class LogSegment {
         fv: 1,
         raw: rawCols.map((b) => b.length),
         pg: [pageLens, []],
-        rp: 1,
+        rp: 2,
       });
     }
     const idx = pack(index);
@@ -269,7 +281,8 @@ export class LogSegment {
           fv: b.fv ?? 0,
           raw: b.raw && b.raw.length === b.cols.length ? b.raw : null,
           pages: b.pg ? [prefixSums(b.pg[0]), prefixSums(b.pg[1])] : null,
-          recordPages: b.rp === 1 && !!b.pg,
+          recordPages: (b.rp === 1 || b.rp === 2) && !!b.pg,
+          clustered: b.rp === 2 && !!b.pg,
         });
       }
       seg.fd = fd;
@@ -476,6 +489,22 @@ export function offsetsToMs(t: TsOffsets, rows: ArrayLike<number> | null, n: num
   }
 }
 
+/**
+ * Rows of a block ordered by segment-local stream id, ties in row order (a counting sort):
+ * the order records take in stream-clustered pages. Writer and reader both derive it from the
+ * stream column.
+ */
+export function streamClusteredOrder(localIds: Int32Array): Int32Array {
+  let max = 0;
+  for (let i = 0; i < localIds.length; i++) if (localIds[i]! > max) max = localIds[i]!;
+  const start = new Int32Array(max + 2);
+  for (let i = 0; i < localIds.length; i++) start[localIds[i]! + 1]!++;
+  for (let v = 1; v < start.length; v++) start[v]! += start[v - 1]!;
+  const order = new Int32Array(localIds.length);
+  for (let i = 0; i < localIds.length; i++) order[start[localIds[i]!]!++] = i;
+  return order;
+}
+
 function prefixSums(lens: readonly number[]): Float64Array {
   const out = new Float64Array(lens.length + 1);
   for (let i = 0; i < lens.length; i++) out[i + 1] = out[i]! + lens[i]!;
@@ -521,6 +550,9 @@ export class BlockReader {
   private _facAt: Uint32Array | null = null;
   private _facArr: (Facets | null)[] | null = null;
   private _prefetch: Promise<void> | null = null;
+  private _locals: Int32Array | null = null;
+  /** Position of each row in the page order (stream-clustered blocks). */
+  private _pos: Int32Array | null = null;
   private _msgPages: ({ b: Buffer; at: Uint32Array } | undefined)[] | null = null;
   private _facPages: ({ b: Buffer; at: Uint32Array } | undefined)[] | null = null;
 
@@ -538,6 +570,7 @@ export class BlockReader {
     const b = this.seg.column(this.bi, 2);
     const g = this.seg.globalOf;
     const out = new Uint32Array(this.n);
+    const locals = new Int32Array(this.n);
     let pos = 0;
     for (let k = 0; k < this.n; k++) {
       // Hand-inlined LEB128 (local stream ids are small: one or two bytes).
@@ -550,8 +583,10 @@ export class BlockReader {
         mul *= 0x80;
       }
       if (pos > b.length) throw new RangeError('truncated stream column');
+      locals[k] = v;
       out[k] = g[v]!;
     }
+    this._locals = locals;
     return (this._streams = out);
   }
 
@@ -630,10 +665,24 @@ export class BlockReader {
     return pg;
   }
 
+  /** Where row k sits in the paged columns. */
+  private pagePos(k: number): number {
+    if (!this.meta.clustered) return k;
+    if (!this._pos) {
+      if (!this._locals) this.streams();
+      const order = streamClusteredOrder(this._locals!);
+      const pos = new Int32Array(this.n);
+      for (let q = 0; q < order.length; q++) pos[order[q]!] = q;
+      this._pos = pos;
+    }
+    return this._pos[k]!;
+  }
+
   msgAt(k: number): string {
     if (this.meta.pages && !this._msg) {
-      const pg = this.pageOf(3, Math.floor(k / PAGE_ROWS));
-      const j = (k % PAGE_ROWS) * (this.meta.recordPages ? 2 : 1);
+      const at = this.pagePos(k);
+      const pg = this.pageOf(3, Math.floor(at / PAGE_ROWS));
+      const j = (at % PAGE_ROWS) * (this.meta.recordPages ? 2 : 1);
       const start = pg.at[2 * j]!;
       return pg.b.toString('utf8', start, start + pg.at[2 * j + 1]!);
     }
@@ -644,8 +693,9 @@ export class BlockReader {
 
   facetsAt(k: number): Facets | null {
     if (this.meta.recordPages) {
-      const pg = this.pageOf(3, Math.floor(k / PAGE_ROWS));
-      const j = (k % PAGE_ROWS) * 2 + 1;
+      const at = this.pagePos(k);
+      const pg = this.pageOf(3, Math.floor(at / PAGE_ROWS));
+      const j = (at % PAGE_ROWS) * 2 + 1;
       const len = pg.at[2 * j + 1]!;
       if (len === 0) return null;
       const start = pg.at[2 * j]!;

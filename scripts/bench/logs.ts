@@ -29,10 +29,10 @@ function arg(name: string): string | undefined {
 const LINES = Number(arg('lines') ?? 10_000_000);
 const requested = arg('backend');
 const FRESH = process.argv.includes('--fresh');
-/** Runs per query (`--runs N`, default 3): figures are medians, first runs are reported too. */
-const RUNS = Math.max(1, Number(arg('runs') ?? 3));
+/** Runs per query (`--runs N`, default 5): figures are medians, first runs are reported too. */
+const RUNS = Math.max(1, Number(arg('runs') ?? 5));
 /** Bumped when the generated data or the segment format changes. */
-const DATA_VERSION = 'f3';
+const DATA_VERSION = 'f4';
 const DAY_NS = 86_400n * 1_000_000_000n;
 const START_NS = 1763769600n * 1_000_000_000n; // 2025-11-22T00:00:00Z
 
