@@ -129,37 +129,42 @@ export class ChunkEncoder {
 }
 
 /**
- * The 32 bits starting at bit `pos` of `buf` (bytes past the end read as zero). A pure helper
- * the JIT inlines: the decoders keep their bit position in a local, because closures or
- * module-level state cost more than the decoding itself on the query path.
+ * The decoders first copy a chunk into big-endian 32-bit words (plus two zero words of
+ * padding), so reading any 32-bit window is two loads and a shift. They keep their bit position
+ * in a local: closures or module-level state in the inner loop cost more than the decoding.
  */
-function window32(buf: Uint8Array, pos: number): number {
-  const p = pos >>> 3;
-  if (p + 4 >= buf.length) return window32Tail(buf, pos);
-  const o = pos & 7;
-  const w = ((buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!) >>> 0;
-  return o === 0 ? w : ((w << o) | (buf[p + 4]! >>> (8 - o))) >>> 0;
+let wordScratch = new Uint32Array(256);
+
+function toWords(buf: Uint8Array): Uint32Array {
+  const nw = (buf.length + 3) >>> 2;
+  if (wordScratch.length < nw + 2) wordScratch = new Uint32Array(Math.max(nw + 2, wordScratch.length * 2));
+  const w = wordScratch;
+  const full = buf.length >>> 2;
+  for (let i = 0, p = 0; i < full; i++, p += 4) w[i] = ((buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!) >>> 0;
+  let last = 0;
+  for (let p = full * 4, k = 0; k < 4; p++, k++) last = ((last << 8) | (p < buf.length ? buf[p]! : 0)) >>> 0;
+  w[full] = last;
+  w[full + 1] = 0;
+  w[full + 2] = 0;
+  return w;
 }
 
-/** window32 near the end of the buffer. */
-function window32Tail(buf: Uint8Array, pos: number): number {
-  const p = pos >>> 3;
-  const o = pos & 7;
-  let w = 0;
-  for (let k = 0; k < 5; k++) w = w * 256 + (p + k < buf.length ? buf[p + k]! : 0);
-  // 40 bits in w (exact in a double): drop the leading `o` bits and the trailing 8 - o.
-  return Math.floor(w / 2 ** (8 - o)) % 4294967296 >>> 0;
+/** The 32 bits starting at bit `pos` (past the end: zeros). */
+function window32(w: Uint32Array, pos: number): number {
+  const k = pos >>> 5;
+  const o = pos & 31;
+  return o === 0 ? w[k]! : ((w[k]! << o) | (w[k + 1]! >>> (32 - o))) >>> 0;
 }
 
 /** The bit at `pos`. */
-function bitAt(buf: Uint8Array, pos: number): number {
-  return (buf[pos >>> 3]! >>> (7 - (pos & 7))) & 1;
+function bitAt(w: Uint32Array, pos: number): number {
+  return (w[pos >>> 5]! >>> (31 - (pos & 31))) & 1;
 }
 
 /** The `n` (1..32) bits at `pos`, as an unsigned number. */
-function bitsAt(buf: Uint8Array, pos: number, n: number): number {
-  const w = window32(buf, pos);
-  return n === 32 ? w : w >>> (32 - n);
+function bitsAt(w: Uint32Array, pos: number, n: number): number {
+  const x = window32(w, pos);
+  return n === 32 ? x : x >>> (32 - n);
 }
 
 /** A 32-bit view of a value array, cached for the last array (readers reuse a scratch array). */
@@ -188,11 +193,12 @@ export function decodeChunk(
 ): number {
   // Values are written as raw words (little-endian, as u32/f64 above), skipping a conversion.
   const vw = wordsOf(vs);
-  u32[1] = bitsAt(buf, 0, 32);
-  u32[0] = bitsAt(buf, 32, 32);
+  const w = toWords(buf);
+  u32[1] = bitsAt(w, 0, 32);
+  u32[0] = bitsAt(w, 32, 32);
   let t = f64[0]!;
-  let hi = bitsAt(buf, 64, 32);
-  let lo = bitsAt(buf, 96, 32);
+  let hi = bitsAt(w, 64, 32);
+  let lo = bitsAt(w, 96, 32);
   let pos = 128;
   let delta = 0;
   let leading = 0;
@@ -201,32 +207,32 @@ export function decodeChunk(
     if (i > 0) {
       // Timestamp: control prefix 0 / 10 / 110 / 1110 / 1111 (at most 4 bits, peeked at once).
       let dod: number;
-      const ctl = bitAt(buf, pos) === 0 ? 0 : window32(buf, pos);
+      const ctl = bitAt(w, pos) === 0 ? 0 : window32(w, pos);
       if (ctl >>> 31 === 0) {
         dod = 0;
         pos += 1;
       } else if (((ctl >>> 30) & 1) === 0) {
-        dod = bitsAt(buf, pos + 2, 14);
+        dod = bitsAt(w, pos + 2, 14);
         if (dod >= 8192) dod -= 16384;
         pos += 16;
       } else if (((ctl >>> 29) & 1) === 0) {
-        dod = bitsAt(buf, pos + 3, 17);
+        dod = bitsAt(w, pos + 3, 17);
         if (dod >= 65536) dod -= 131072;
         pos += 20;
       } else if (((ctl >>> 28) & 1) === 0) {
-        dod = bitsAt(buf, pos + 4, 20);
+        dod = bitsAt(w, pos + 4, 20);
         if (dod >= 524288) dod -= 1048576;
         pos += 24;
       } else {
-        u32[1] = bitsAt(buf, pos + 4, 32);
-        u32[0] = bitsAt(buf, pos + 36, 32);
+        u32[1] = bitsAt(w, pos + 4, 32);
+        u32[0] = bitsAt(w, pos + 36, 32);
         dod = f64[0]!;
         pos += 68;
       }
       delta += dod;
       t += delta;
       // Value: 0 (same) / 10 (reuse the leading/trailing window) / 11 + 5-bit leading + 6-bit length.
-      const vctl = bitAt(buf, pos) === 0 ? 0 : window32(buf, pos);
+      const vctl = bitAt(w, pos) === 0 ? 0 : window32(w, pos);
       if (vctl >>> 31 === 0) pos += 1;
       else {
         if (((vctl >>> 30) & 1) === 1) {
@@ -240,9 +246,9 @@ export function decodeChunk(
         let xh = 0;
         let xl: number;
         if (sig > 32) {
-          xh = bitsAt(buf, pos, sig - 32);
-          xl = bitsAt(buf, pos + sig - 32, 32);
-        } else xl = bitsAt(buf, pos, sig);
+          xh = bitsAt(w, pos, sig - 32);
+          xl = bitsAt(w, pos + sig - 32, 32);
+        } else xl = bitsAt(w, pos, sig);
         pos += sig;
         if (trailing >= 32) {
           xh = (xl << (trailing - 32)) >>> 0;
@@ -348,16 +354,16 @@ function intDodBits(ctl: number, w0: number, w1: number, w2: number): number {
 }
 
 /** The delta-of-delta itself (see intDodBits). */
-function intDod(buf: Uint8Array, pos: number, ctl: number, len: number): number {
+function intDod(w: Uint32Array, pos: number, ctl: number, len: number): number {
   if (len === 1) return 0;
   if (len === 68) {
-    u32[1] = bitsAt(buf, pos + 4, 32);
-    u32[0] = bitsAt(buf, pos + 36, 32);
+    u32[1] = bitsAt(w, pos + 4, 32);
+    u32[0] = bitsAt(w, pos + 36, 32);
     return f64[0]!;
   }
   const k = ((ctl >>> 30) & 1) === 0 ? 2 : ((ctl >>> 29) & 1) === 0 ? 3 : 4;
   const n = len - k;
-  const x = bitsAt(buf, pos + k, n);
+  const x = bitsAt(w, pos + k, n);
   return x >= 1 << (n - 1) ? x - (1 << n) : x;
 }
 
@@ -370,25 +376,26 @@ export function decodeIntChunk(
   mint = -Infinity,
   maxt = Infinity,
 ): number {
-  u32[1] = bitsAt(buf, 0, 32);
-  u32[0] = bitsAt(buf, 32, 32);
+  const w = toWords(buf);
+  u32[1] = bitsAt(w, 0, 32);
+  u32[0] = bitsAt(w, 32, 32);
   let t = f64[0]!;
-  u32[1] = bitsAt(buf, 64, 32);
-  u32[0] = bitsAt(buf, 96, 32);
+  u32[1] = bitsAt(w, 64, 32);
+  u32[0] = bitsAt(w, 96, 32);
   let v = f64[0]!;
   let pos = 128;
   let d = 0;
   let vd = 0;
   for (let i = 0; i < count; i++) {
     if (i > 0) {
-      const tc = bitAt(buf, pos) === 0 ? 0 : window32(buf, pos);
+      const tc = bitAt(w, pos) === 0 ? 0 : window32(w, pos);
       const tl = intDodBits(tc, 4, 14, 20);
-      d += intDod(buf, pos, tc, tl);
+      d += intDod(w, pos, tc, tl);
       t += d;
       pos += tl;
-      const vc = bitAt(buf, pos) === 0 ? 0 : window32(buf, pos);
+      const vc = bitAt(w, pos) === 0 ? 0 : window32(w, pos);
       const vl = intDodBits(vc, 5, 12, 23);
-      vd += intDod(buf, pos, vc, vl);
+      vd += intDod(w, pos, vc, vl);
       v += vd;
       pos += vl;
     }
