@@ -82,17 +82,22 @@ function javaHome(): string | undefined {
   return dirname(dirname(realpathSync(which)));
 }
 
+const m2Repo = () => process.env.LOOKOUT_M2_REPO ?? join(homedir(), '.m2', 'repository');
+
 function zipPath(): string {
-  const repo = process.env.LOOKOUT_M2_REPO ?? join(homedir(), '.m2', 'repository');
-  return join(repo, 'org/elasticsearch/distribution/integ-test-zip/elasticsearch', ES_VERSION, `elasticsearch-${ES_VERSION}.zip`);
+  return join(m2Repo(), 'org/elasticsearch/distribution/integ-test-zip/elasticsearch', ES_VERSION, `elasticsearch-${ES_VERSION}.zip`);
 }
 
 /** Fetches the distribution through Maven (bounded); returns an error text or undefined. */
 export function fetchDistribution(timeoutMs = 300_000): string | undefined {
   if (existsSync(zipPath())) return undefined;
-  const mvn = spawnSync('mvn', ['-q', '-B', 'dependency:get', `-Dartifact=${ES_ARTIFACT}`, '-Dtransitive=false'], { encoding: 'utf8', timeout: timeoutMs });
+  const args = ['-q', '-B', 'dependency:get', `-Dartifact=${ES_ARTIFACT}`, '-Dtransitive=false', `-Dmaven.repo.local=${m2Repo()}`];
+  const mvn = spawnSync('mvn', args, { encoding: 'utf8', timeout: timeoutMs });
   if (mvn.error) return `mvn not runnable (${mvn.error.message})`;
-  if (!existsSync(zipPath())) return `mvn dependency:get ${ES_ARTIFACT} failed: ${(mvn.stdout + mvn.stderr).trim().split('\n').slice(-3).join(' | ')}`;
+  if (!existsSync(zipPath())) {
+    const first = `${mvn.stdout}${mvn.stderr}`.split('\n').find((l) => l.includes('[ERROR]')) ?? `exit ${mvn.status}`;
+    return `mvn dependency:get ${ES_ARTIFACT} failed: ${first.trim().slice(0, 300)}`;
+  }
   return undefined;
 }
 
