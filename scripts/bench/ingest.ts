@@ -5,6 +5,9 @@
  *   otlp-logs     OTLP/HTTP protobuf logs, records/s
  *   shipper       shipper bulk (`_bulk` NDJSON, Filebeat-like ECS documents), documents/s
  *   overload      RSS while far more concurrent requests than limits.ingestMaxConcurrent arrive
+ *   ceiling       in-process, single thread, no HTTP and no storage: OTLP logs protobuf decode+map
+ *                 and shipper bulk parse+map, records/s, median of 5 two-second runs (less
+ *                 sensitive to machine load than the end-to-end figures; not in the default set)
  * Load comes from a separate process (this file with --generator) that pre-encodes every payload
  * before the clock starts. Options: --sections a,b  --backend NAME  --rw-samples N  --seconds N
  * --concurrency N  --overload-seconds N (default 60)  --no-prometheus.
@@ -400,6 +403,29 @@ async function main(): Promise<void> {
     row(`shipper bulk → Lookout (${lk.backend})`, `${Math.round(rate).toLocaleString('en')} documents/s  (${r.records} documents, ${JSON.stringify(r.statuses)})`);
     figures.shipperDocsPerSec = Math.round(rate);
     figures.shipperStatuses = r.statuses;
+  }
+
+  if (sections.includes('ceiling')) {
+    const { decodeLogsProtobuf } = await import('../../plugins/ingest-otlp/logs-decode.js');
+    const { parseBulk } = await import('../../plugins/ingest-shipper/bulk.js');
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const median = (bodies: Buffer[], one: (b: Buffer) => number): number => {
+      const rates: number[] = [];
+      for (let run = 0; run < 6; run++) {
+        const t0 = performance.now();
+        let n = 0;
+        for (let i = 0; performance.now() - t0 < 2000; i++) n += one(bodies[i % bodies.length]!);
+        if (run > 0) rates.push(n / ((performance.now() - t0) / 1000)); // run 0 warms up the JIT
+      }
+      return rates.sort((a, b) => a - b)[2]!;
+    };
+    const otlp = median((await otlpLogPayloads()).bodies, (b) => decodeLogsProtobuf(b, now).length);
+    row('ceiling: OTLP logs protobuf decode+map', `${Math.round(otlp).toLocaleString('en')} records/s (median of 5)`);
+    const ship = median(shipperPayloads().bodies, (b) => parseBulk(b, undefined).logs.length);
+    row('ceiling: shipper bulk parse+map', `${Math.round(ship).toLocaleString('en')} documents/s (median of 5)`);
+    figures.ceilingOtlpLogsRecordsPerSec = Math.round(otlp);
+    figures.ceilingShipperDocsPerSec = Math.round(ship);
+    figures.loadAverage1m = Number((await import('node:os')).loadavg()[0]!.toFixed(1));
   }
 
   if (sections.includes('overload')) {
