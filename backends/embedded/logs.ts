@@ -623,7 +623,10 @@ export class EmbeddedLogStore implements LogStore {
         const meta = src.seg.blocks[src.bi!]!;
         if (!blockHasAny(meta.streams, filter)) continue;
         if (acc && inRange && meta.counts) {
-          for (let k = 0; k < meta.streams.length; k++) if (filter.ok(meta.streams[k]!)) acc[meta.streams[k]!]! += meta.counts[k]!;
+          const ids = meta.streams;
+          const cnt = meta.counts;
+          if (filter.list === null) for (let k = 0; k < ids.length; k++) acc[ids[k]!]! += cnt[k]!;
+          else for (let k = 0; k < ids.length; k++) if (filter.ok(ids[k]!)) acc[ids[k]!]! += cnt[k]!;
           continue;
         }
         if (inRange && !q.timestampsMs && meta.counts) {
