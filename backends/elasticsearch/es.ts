@@ -22,9 +22,10 @@ export interface EsSettings {
   refreshInterval: string;
   /**
    * Visibility of acknowledged writes: `wait_for` (default) returns once a refresh made them
-   * searchable; `true` forces a refresh per request (lower latency, more load).
+   * searchable; `true` forces a refresh per request (lower latency, more load); `false`
+   * acknowledges once durable, searchable within the refresh interval (no read-your-writes).
    */
-  refresh: 'wait_for' | 'true';
+  refresh: 'wait_for' | 'true' | 'false';
   /** Active shard copies a write waits for before it is attempted ('1', 'all', or a number). */
   waitForActiveShards: string;
   requestTimeoutMs: number;
@@ -133,7 +134,8 @@ export class Es {
    */
   async bulk(operations: unknown[], opts: { ignoreConflicts?: boolean; refresh?: boolean } = {}): Promise<void> {
     if (operations.length === 0) return;
-    const refresh = opts.refresh === false ? false : this.settings.refresh === 'true' ? true : 'wait_for';
+    const mode = this.settings.refresh;
+    const refresh = opts.refresh === false || mode === 'false' ? false : mode === 'true' ? true : 'wait_for';
     let pending = operations;
     for (let attempt = 0; ; attempt++) {
       const res = await this.call(() =>

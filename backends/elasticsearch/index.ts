@@ -194,7 +194,9 @@ export default definePlugin({
         const o = config.pluginOptions['storage-elasticsearch'] ?? {};
         const r = config.storage.retention;
         const refresh = str(o.refresh, 'refresh', DEFAULT_SETTINGS.refresh);
-        if (refresh !== 'wait_for' && refresh !== 'true') throw new Error('pluginOptions.storage-elasticsearch.refresh must be "wait_for" or "true"');
+        if (refresh !== 'wait_for' && refresh !== 'true' && refresh !== 'false') {
+          throw new Error('pluginOptions.storage-elasticsearch.refresh must be "wait_for", "true" or "false"');
+        }
         const replicas = o.replicas === undefined ? undefined : num(o.replicas, 'replicas', 1);
         return openElasticsearchBackend({
           url,
