@@ -98,12 +98,16 @@ export async function installTemplates(es: Es): Promise<void> {
     [es.stateIndex, STATE_MAPPING],
     [es.metadataIndex, METADATA_MAPPING],
   ] as const) {
-    await es.call(() =>
+    const res = (await es.call(() =>
       es.client.indices.create(
         { index, settings: indexSettings(es, 1), mappings, wait_for_active_shards: es.settings.waitForActiveShards as estypes.WaitForActiveShards },
-        { ignore: [400] }, // resource_already_exists_exception
+        { ignore: [400] },
       ),
-    );
+    )) as { error?: { type?: string; reason?: string } };
+    // Another process (or an earlier start) created it: fine. Anything else is a real error.
+    if (res.error && res.error.type !== 'resource_already_exists_exception') {
+      throw new Error(`creating index ${index} failed: ${res.error.type}: ${res.error.reason ?? ''}`);
+    }
   }
 }
 
