@@ -73,6 +73,9 @@ export async function ingestExampleData(srv: TestServer): Promise<void> {
   for (const r of exampleRecords()) await ingest.write({ logs: [r] });
 }
 
+/** The same data through a real ingest endpoint (OTLP/HTTP JSON), one request per record. */
+export { ingestExamples as ingestExampleDataOverHttp } from '../svcql/fixtures.js';
+
 /** Record number (1-based, table order) of a returned log's message + timestamp. */
 export function recordNo(log: { timestamp: string; message: string }): number {
   const recs = exampleRecords();

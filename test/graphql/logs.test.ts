@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { at, exampleRecords, gql, ingestExampleData, M, recordNo } from './helpers.js';
+import { at, exampleRecords, gql, ingestExampleDataOverHttp as ingestExampleData, M, recordNo } from './helpers.js';
 
 let srv: TestServer;
 test.before(async () => {
@@ -179,8 +179,9 @@ test('getLogsWithSvcQl: record shape (ns timestamp string, labels, facets withou
     {
       timestamp: '1763805785000000000',
       message: 'GET /api/orders 503 800ms Timeout',
-      labels: { svc_stream: 'logs', service: 'api', host: 'web-2', level: 'error' },
-      facets: { status: 503, duration_ms: 800 },
+      // Ingested over OTLP/HTTP: the receiver adds source="otlp" and keeps the severity text.
+      labels: { svc_stream: 'logs', service: 'api', host: 'web-2', level: 'error', source: 'otlp' },
+      facets: { status: 503, duration_ms: 800, severity_text: 'error' },
     },
   ]);
   assert.type(r.data!.getLogsWithSvcQl.cursor, 'string');

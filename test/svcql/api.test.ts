@@ -21,7 +21,7 @@ import {
   type SvcQLRunContext,
 } from '../../plugins/query-svcql/index.js';
 import { startTestServer, type TestServer } from '../helpers/server.js';
-import { exampleRecords, ingestExamples, ns, RANGE, recordNo, recordNoByTs } from './fixtures.js';
+import { exampleRecords, ingestExamplesDirect as ingestExamples, ns, RANGE, recordNo, recordNoByTs } from './fixtures.js';
 
 let srv: TestServer;
 let ctx: SvcQLRunContext;

@@ -51,8 +51,52 @@ export function recordNoByTs(tsCell: unknown): number {
 }
 
 /** Ingests through the kernel's ingest pipeline (the path every receiver uses). */
-export async function ingestExamples(srv: TestServer): Promise<void> {
+export async function ingestExamplesDirect(srv: TestServer): Promise<void> {
   await srv.lookout.kernel.get(Tokens.Ingest).write({ logs: exampleRecords() });
+}
+
+const otlpValue = (v: FacetValue) =>
+  typeof v === 'number' ? { intValue: String(v) } : typeof v === 'boolean' ? { boolValue: v } : { stringValue: v };
+
+/**
+ * Ingests the example data through a real ingest endpoint (OTLP/HTTP JSON logs), one request per
+ * record so ingestion order is table order. The receiver adds `source="otlp"` and keeps the
+ * severity text as a facet; the examples do not look at either.
+ */
+export async function ingestExamples(srv: TestServer): Promise<void> {
+  for (const r of exampleRecords()) {
+    const { host, service, level } = r.labels as Record<string, string>;
+    const body = {
+      resourceLogs: [
+        {
+          resource: {
+            attributes: [
+              { key: 'service.name', value: { stringValue: service } },
+              { key: 'host.name', value: { stringValue: host } },
+            ],
+          },
+          scopeLogs: [
+            {
+              logRecords: [
+                {
+                  timeUnixNano: r.timestampNs.toString(),
+                  severityText: level,
+                  body: { stringValue: r.message },
+                  attributes: Object.entries(r.facets).map(([key, v]) => ({ key, value: otlpValue(v) })),
+                },
+              ],
+            },
+          ],
+        },
+      ],
+    };
+    const res = await fetch(srv.url + '/ingester/otlp/v1/logs', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 200) throw new Error(`OTLP ingest failed: ${res.status} ${await res.text()}`);
+  }
 }
 
 export const RANGE = { startNs: ns(0), endNs: ns(300) };
