@@ -32,7 +32,12 @@ export const COMPACT_WINDOW_MS = 24 * 3600_000;
 const CHUNK_SAMPLES = 120;
 /** Series per read-ahead batch of select (bounds the compressed bytes held at once). */
 const PREFETCH_SERIES = 256;
-const COMPACTED_CHUNK_SAMPLES = 480;
+/**
+ * Samples per chunk written by compaction. Same as the head (and Prometheus): a short window
+ * (an instant query's 5 m) decodes at most one chunk's worth per series, where 480-sample
+ * chunks made it decode up to 2 h. Long ranges pay only a little more index per chunk.
+ */
+const COMPACTED_CHUNK_SAMPLES = 120;
 
 const REC_SAMPLES = 1;
 const REC_METADATA = 2;
