@@ -51,8 +51,12 @@ export interface SegmentInput {
   side: Sample[] | null;
 }
 
-/** Gap (bytes) between two series' chunks below which chunksOfMany reads through it. */
-const READ_GAP = 16 << 10;
+/**
+ * Gap (bytes) between two series' chunks below which chunksOfMany reads through it. Small: a
+ * short window wants one chunk per series, and reading through each series' other chunks
+ * (a day of them after compaction) cost more than the extra reads from the page cache.
+ */
+const READ_GAP = 2 << 10;
 /** Largest single read of chunksOfMany. */
 const READ_MAX = 8 << 20;
 

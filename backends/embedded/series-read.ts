@@ -124,7 +124,35 @@ export function decodeChunksExact(chunks: readonly ChunkData[], mint: number, ma
   for (const c of chunks) n = (c.enc === ENC_INT ? decodeIntChunk : decodeChunk)(c.data, c.count, t, v, n, mint, maxt);
   if (n === 0) return EMPTY;
   if (t !== scratchT) return { n, t, v };
-  return { n, t: t.slice(0, n), v: v.slice(0, n) };
+  return copyOut(n);
+}
+
+/**
+ * Small results are copied into a shared block handed out as subarrays: one allocation per
+ * block instead of two typed arrays (each with a backing store) per series. A block is kept
+ * alive as long as any series read from it, which bounds what one small series can pin.
+ */
+const ARENA_DOUBLES = 1 << 15;
+const ARENA_SERIES_MAX = 1 << 11;
+let arena = new Float64Array(0);
+let arenaAt = 0;
+
+function copyOut(n: number): Part {
+  if (n > ARENA_SERIES_MAX) return { n, t: scratchT.slice(0, n), v: scratchV.slice(0, n) };
+  if (arenaAt + 2 * n > arena.length) {
+    arena = new Float64Array(ARENA_DOUBLES);
+    arenaAt = 0;
+  }
+  const a = arena;
+  const at = arenaAt;
+  const st = scratchT;
+  const sv = scratchV;
+  for (let i = 0; i < n; i++) {
+    a[at + i] = st[i]!;
+    a[at + n + i] = sv[i]!;
+  }
+  arenaAt = at + 2 * n;
+  return { n, t: a.subarray(at, at + n), v: a.subarray(at + n, at + 2 * n) };
 }
 
 /** True when a sorted side list has a sample in [mint, maxt]. */
