@@ -870,7 +870,9 @@ function instantValue(w: Win, c: FnCtx, isRate: boolean): RangeOut {
 }
 
 function linearRegression(ft: Float64Array, fv: Float64Array, lo: number, hi: number, interceptT: number): [number, number] {
-  let n = 0;
+  // Four Kahan sums as Prometheus' kahanSumInc, written out inline: this loop runs once per
+  // sample per window, and the call with an out-buffer per sum cost about as much as the math.
+  const n = hi - lo;
   let sumX = 0,
     cX = 0,
     sumY = 0,
@@ -884,20 +886,29 @@ function linearRegression(ft: Float64Array, fv: Float64Array, lo: number, hi: nu
   for (let i = lo; i < hi; i++) {
     const y = fv[i]!;
     if (constY && i > lo && y !== initY) constY = false;
-    n++;
     const x = (ft[i]! - interceptT) / 1000;
-    kahanInc(x, sumX, cX, kbuf);
-    sumX = kbuf[0]!;
-    cX = kbuf[1]!;
-    kahanInc(y, sumY, cY, kbuf);
-    sumY = kbuf[0]!;
-    cY = kbuf[1]!;
-    kahanInc(x * y, sumXY, cXY, kbuf);
-    sumXY = kbuf[0]!;
-    cXY = kbuf[1]!;
-    kahanInc(x * x, sumX2, cX2, kbuf);
-    sumX2 = kbuf[0]!;
-    cX2 = kbuf[1]!;
+    let t = sumX + x;
+    if (!Number.isFinite(t) && t === t) cX = 0;
+    else if (Math.abs(sumX) >= Math.abs(x)) cX += sumX - t + x;
+    else cX += x - t + sumX;
+    sumX = t;
+    t = sumY + y;
+    if (!Number.isFinite(t) && t === t) cY = 0;
+    else if (Math.abs(sumY) >= Math.abs(y)) cY += sumY - t + y;
+    else cY += y - t + sumY;
+    sumY = t;
+    const xy = x * y;
+    t = sumXY + xy;
+    if (!Number.isFinite(t) && t === t) cXY = 0;
+    else if (Math.abs(sumXY) >= Math.abs(xy)) cXY += sumXY - t + xy;
+    else cXY += xy - t + sumXY;
+    sumXY = t;
+    const x2 = x * x;
+    t = sumX2 + x2;
+    if (!Number.isFinite(t) && t === t) cX2 = 0;
+    else if (Math.abs(sumX2) >= Math.abs(x2)) cX2 += sumX2 - t + x2;
+    else cX2 += x2 - t + sumX2;
+    sumX2 = t;
   }
   if (constY) {
     if (!Number.isFinite(initY) && initY === initY) return [NaN, NaN];
