@@ -97,7 +97,10 @@ export async function openElasticsearchBackend(opts: ElasticsearchBackendOptions
     const expired: string[] = [];
     for (const row of Array.isArray(res) ? res : []) {
       const name = row.index ?? '';
-      const m = new RegExp(`^${es.prefix.replace(/[.]/g, '\\.')}-([a-z]+)-(\\d{4}\\.\\d{2}\\.\\d{2})$`).exec(name);
+      // The prefix comes from config: compare it as a string, match only the fixed suffix.
+      const m = name.startsWith(`${es.prefix}-`)
+        ? /^([a-z]+)-(\d{4}\.\d{2}\.\d{2})$/.exec(name.slice(es.prefix.length + 1))
+        : null;
       if (!m) continue;
       const signal = SIGNAL_OF[m[1]!];
       const day = parseDaySuffix(m[2]!);
