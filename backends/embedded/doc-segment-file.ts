@@ -6,6 +6,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
+import { join } from 'node:path';
 import { writeFileAtomic } from './files.js';
 import { pack, unpack } from './pack.js';
 
@@ -95,4 +96,49 @@ export class DocSegmentFile<I> {
     if (this.fd >= 0) closeSync(this.fd);
     this.fd = -1;
   }
+}
+
+/** Name of segment generation `gen` with extension `ext` (e.g. `0000000042.tseg`). */
+export function segmentFileName(gen: number, ext: string): string {
+  return String(gen).padStart(10, '0') + '.' + ext;
+}
+
+export interface OpenedSegments<S> {
+  segments: S[];
+  /** Highest sequence number already in a segment (the WAL replays what comes after). */
+  persisted: number;
+  /** Next free generation number. */
+  nextGen: number;
+}
+
+/**
+ * Opens every `<10 digits>.<ext>` segment among `files`, oldest first. An unreadable segment is
+ * logged and skipped rather than failing the start.
+ */
+export function openSegmentFiles<S extends { index: { lastSeq: number } }>(
+  dir: string,
+  files: readonly string[],
+  ext: string,
+  open: (gen: number, path: string) => S,
+  logger: { error(msg: string, fields?: Record<string, unknown>): void },
+  kind: string,
+): OpenedSegments<S> {
+  const pattern = /^\d{10}\.[a-z]+$/;
+  const gens = files
+    .filter((f) => pattern.test(f) && f.endsWith('.' + ext))
+    .map((f) => Number(f.slice(0, 10)))
+    .sort((a, b) => a - b);
+  const out: OpenedSegments<S> = { segments: [], persisted: 0, nextGen: 1 };
+  for (const gen of gens) {
+    const path = join(dir, segmentFileName(gen, ext));
+    try {
+      const seg = open(gen, path);
+      out.segments.push(seg);
+      if (seg.index.lastSeq > out.persisted) out.persisted = seg.index.lastSeq;
+    } catch (e) {
+      logger.error(`${kind} segment unreadable; skipped`, { path, err: e });
+    }
+    out.nextGen = gen + 1;
+  }
+  return out;
 }

@@ -16,6 +16,7 @@ import { compileAlternatives, compileMatchers } from '../../kernel/matchers.js';
 import type { EventRecord } from '../../kernel/models.js';
 import type { EventScanQuery, EventStore } from '../../kernel/storage.js';
 import { BlockCache } from './block-cache.js';
+import { openSegmentFiles, segmentFileName } from './doc-segment-file.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
 import { upgradeLegacySegments } from './legacy-doc-segments.js';
 import { byTimeSeq, compileBlockLabelTest, EventSegment, writeEventSegment, type EventRow } from './event-segment.js';
@@ -27,7 +28,7 @@ export interface EventStoreOptions extends DocStoreOptions {
   cacheBytes?: number;
 }
 
-const segName = (gen: number) => String(gen).padStart(10, '0') + '.eseg';
+const segName = (gen: number) => segmentFileName(gen, 'eseg');
 const CLOSE_DELAY_MS = 60_000;
 const BATCH = 1024;
 
@@ -64,19 +65,10 @@ export class EmbeddedEventStore implements EventStore {
       });
       files = readdirSync(this.segDir);
     }
-    let persisted = 0;
-    const gens = files.filter((f) => /^\d{10}\.eseg$/.test(f)).map((f) => Number(f.slice(0, 10)));
-    for (const gen of gens.sort((a, b) => a - b)) {
-      const path = join(this.segDir, segName(gen));
-      try {
-        const seg = new EventSegment(gen, path, this.cache);
-        this.segments.push(seg);
-        if (seg.index.lastSeq > persisted) persisted = seg.index.lastSeq;
-      } catch (e) {
-        this.opts.logger.error('event segment unreadable; skipped', { path, err: e });
-      }
-      this.nextGen = gen + 1;
-    }
+    const opened = openSegmentFiles(this.segDir, files, 'eseg', (gen, path) => new EventSegment(gen, path, this.cache), this.opts.logger, 'event');
+    this.segments.push(...opened.segments);
+    this.nextGen = opened.nextGen;
+    const persisted = opened.persisted;
     this.wal.open(persisted, this.addToHead);
   }
 

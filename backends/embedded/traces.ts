@@ -17,6 +17,7 @@ import type { Span } from '../../kernel/models.js';
 import type { TraceSearchQuery, TraceStore } from '../../kernel/storage.js';
 import { spanLabels } from '../memory/index.js';
 import { BlockCache } from './block-cache.js';
+import { openSegmentFiles, segmentFileName } from './doc-segment-file.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
 import { bloomHas } from './hash-bloom.js';
 import { upgradeLegacySegments } from './legacy-doc-segments.js';
@@ -29,7 +30,7 @@ export interface TraceStoreOptions extends DocStoreOptions {
   cacheBytes?: number;
 }
 
-const segName = (gen: number) => String(gen).padStart(10, '0') + '.tseg';
+const segName = (gen: number) => segmentFileName(gen, 'tseg');
 /** Old segment files stay open this long after deletion so running searches can finish. */
 const CLOSE_DELAY_MS = 60_000;
 
@@ -75,19 +76,10 @@ export class EmbeddedTraceStore implements TraceStore {
       });
       files = readdirSync(this.segDir);
     }
-    let persisted = 0;
-    const gens = files.filter((f) => /^\d{10}\.tseg$/.test(f)).map((f) => Number(f.slice(0, 10)));
-    for (const gen of gens.sort((a, b) => a - b)) {
-      const path = join(this.segDir, segName(gen));
-      try {
-        const seg = new TraceSegment(gen, path, this.cache);
-        this.segments.push(seg);
-        if (seg.index.lastSeq > persisted) persisted = seg.index.lastSeq;
-      } catch (e) {
-        this.opts.logger.error('trace segment unreadable; skipped', { path, err: e });
-      }
-      this.nextGen = gen + 1;
-    }
+    const opened = openSegmentFiles(this.segDir, files, 'tseg', (gen, path) => new TraceSegment(gen, path, this.cache), this.opts.logger, 'trace');
+    this.segments.push(...opened.segments);
+    this.nextGen = opened.nextGen;
+    const persisted = opened.persisted;
     this.wal.open(persisted, this.addToHead);
   }
 
