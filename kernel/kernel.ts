@@ -171,6 +171,11 @@ export class Kernel {
     this.storage = await def.create({ config: this.config, logger: this.logger, dataDir: this.config.dataDir });
     this.bind(Tokens.Storage, this.storage);
     const st = this.storage;
+    if (st.dropped) {
+      this.metrics
+        .counter('lookout_storage_dropped_total', 'Samples or records storage dropped, by reason.')
+        .collect(() => Object.entries(st.dropped!()).map(([reason, v]) => [{ reason }, v]));
+    }
     if (st.sizes) {
       this.metrics
         .gauge('lookout_storage_bytes', 'Bytes used by storage, by signal.')

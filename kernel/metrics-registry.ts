@@ -42,8 +42,14 @@ export class Counter implements Metric {
   get(labels: LabelValues = {}): number {
     return this.values.get(keyOf(labels))?.v ?? 0;
   }
+  /** Reads monotonic totals kept elsewhere (e.g. inside a storage backend) at scrape time. */
+  collect(fn: () => Array<[LabelValues, number]>): void {
+    this.collector = fn;
+  }
+  private collector?: () => Array<[LabelValues, number]>;
   expose(): string {
     let s = '';
+    if (this.collector) for (const [l, v] of this.collector()) this.values.set(keyOf(l), { labels: l, v });
     for (const { labels, v } of this.values.values()) s += `${this.name}${fmtLabels(labels)} ${fmtNum(v)}\n`;
     return s;
   }

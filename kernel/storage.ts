@@ -287,4 +287,6 @@ export interface StorageBackend {
   close(): Promise<void>;
   /** Bytes used per signal, for /metrics. */
   sizes?(): Record<string, number>;
+  /** Samples or records refused after acknowledgement rules (e.g. out of the out-of-order window), by reason. */
+  dropped?(): Record<string, number>;
 }

@@ -54,6 +54,7 @@ export interface EmbeddedBackend extends StorageBackend {
    */
   maintenance(opts?: { now?: number; flush?: boolean }): Promise<MaintenanceReport>;
   sizes(): Record<string, number>;
+  dropped(): Record<string, number>;
 }
 
 export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
@@ -142,6 +143,9 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
       await traces.close({ flushHead: true });
       await events.close({ flushHead: true });
       await meta.close();
+    },
+    dropped() {
+      return { out_of_order_window: metrics.droppedOutOfBounds };
     },
     sizes() {
       const m = metrics.stats();

@@ -1,6 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { startTestServer, type TestServer } from '../helpers/server.js';
+import { startTestServer, TEST_BACKEND, type TestServer } from '../helpers/server.js';
 
 let srv: TestServer;
 test.before(async () => {
@@ -32,8 +32,27 @@ test('/metrics has query durations by language and storage sizes by signal', asy
   assert.is(q.status, 200);
   const text = await (await srv.fetch('/metrics', { token: null })).text();
   assert.match(text, /lookout_query_duration_seconds_count\{language="promql",outcome="ok"\} \d+/);
-  assert.match(text, /# TYPE lookout_storage_bytes gauge/);
-  assert.match(text, /lookout_storage_bytes\{signal="metrics"\} \d+/);
+  if (TEST_BACKEND !== 'memory') {
+    // The memory backend holds nothing on disk and reports no sizes.
+    assert.match(text, /# TYPE lookout_storage_bytes gauge/);
+    assert.match(text, /lookout_storage_bytes\{signal="metrics"\} \d+/);
+  }
+});
+
+test('/metrics counts samples the embedded backend drops outside the out-of-order window', async () => {
+  if (TEST_BACKEND !== 'embedded') {
+    console.log(`SKIP: dropped-sample counter is specific to the embedded backend (running on ${TEST_BACKEND})`);
+    return;
+  }
+  const { Tokens } = await import('../../kernel/services.js');
+  const metrics = srv.lookout.kernel.get(Tokens.Storage).metrics;
+  const now = Date.now();
+  const labels = { __name__: 'ooo_probe', job: 'smoke' };
+  await metrics.append([{ labels, samples: [{ t: now, v: 1 }] }]);
+  await metrics.append([{ labels, samples: [{ t: now - 3 * 3600_000, v: 2 }] }]);
+  const text = await (await srv.fetch('/metrics', { token: null })).text();
+  assert.match(text, /# TYPE lookout_storage_dropped_total counter/);
+  assert.match(text, /lookout_storage_dropped_total\{reason="out_of_order_window"\} 1/);
 });
 
 test('datasources list the prometheus and tempo datasources', async () => {
