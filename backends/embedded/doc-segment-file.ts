@@ -4,7 +4,7 @@
  *
  *   magic(8) | block bytes ... | index (msgpack) | f64 indexOffset | u32 indexLength | u32 crc32(index) | end(8)
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
 import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { join } from 'node:path';
 import { writeFileAtomic } from './files.js';
@@ -141,4 +141,31 @@ export function openSegmentFiles<S extends { index: { lastSeq: number } }>(
     out.nextGen = gen + 1;
   }
   return out;
+}
+
+/**
+ * Retention for segment lists: removes segments whose newest timestamp (ns) is before `cutoffNs`,
+ * deletes their files, drops their cached blocks and closes them after `closeDelayMs` (a scan that
+ * already holds one may still be reading it). Returns the segments to keep and how many went.
+ */
+export function dropExpiredSegments<S extends { gen: number; file: { path: string }; close(): void }>(
+  segments: readonly S[],
+  newestNs: (s: S) => bigint,
+  cutoffNs: bigint,
+  cache: { dropPrefix(prefix: string): void },
+  closeDelayMs: number,
+): { kept: S[]; expired: number } {
+  const kept: S[] = [];
+  let expired = 0;
+  for (const s of segments) {
+    if (newestNs(s) >= cutoffNs) {
+      kept.push(s);
+      continue;
+    }
+    expired++;
+    rmSync(s.file.path, { force: true });
+    cache.dropPrefix(`${s.gen}:`);
+    setTimeout(() => s.close(), closeDelayMs).unref();
+  }
+  return { kept, expired };
 }

@@ -16,7 +16,7 @@ import { compileAlternatives, compileMatchers } from '../../kernel/matchers.js';
 import type { EventRecord } from '../../kernel/models.js';
 import type { EventScanQuery, EventStore } from '../../kernel/storage.js';
 import { BlockCache } from './block-cache.js';
-import { openSegmentFiles, segmentFileName } from './doc-segment-file.js';
+import { dropExpiredSegments, openSegmentFiles, segmentFileName } from './doc-segment-file.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
 import { upgradeLegacySegments } from './legacy-doc-segments.js';
 import { byTimeSeq, compileBlockLabelTest, EventSegment, writeEventSegment, type EventRow } from './event-segment.js';
@@ -101,15 +101,9 @@ export class EmbeddedEventStore implements EventStore {
   applyRetention(nowMs: number, retentionMs: number): number {
     if (retentionMs <= 0) return 0;
     const cutoff = BigInt(Math.floor(nowMs - retentionMs)) * 1_000_000n;
-    const expired = this.segments.filter((s) => s.index.maxTs < cutoff);
-    if (expired.length === 0) return 0;
-    this.segments = this.segments.filter((s) => s.index.maxTs >= cutoff);
-    for (const s of expired) {
-      rmSync(s.file.path, { force: true });
-      this.cache.dropPrefix(`${s.gen}:`);
-      setTimeout(() => s.close(), CLOSE_DELAY_MS).unref();
-    }
-    return expired.length;
+    const { kept, expired } = dropExpiredSegments(this.segments, (s) => s.index.maxTs, cutoff, this.cache, CLOSE_DELAY_MS);
+    if (expired > 0) this.segments = kept;
+    return expired;
   }
 
   async *scan(q: EventScanQuery): AsyncIterable<{ events: EventRecord[]; seqs: number[]; position: string }> {

@@ -17,7 +17,7 @@ import type { Span } from '../../kernel/models.js';
 import type { TraceSearchQuery, TraceStore } from '../../kernel/storage.js';
 import { spanLabels } from '../memory/index.js';
 import { BlockCache } from './block-cache.js';
-import { openSegmentFiles, segmentFileName } from './doc-segment-file.js';
+import { dropExpiredSegments, openSegmentFiles, segmentFileName } from './doc-segment-file.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
 import { bloomHas } from './hash-bloom.js';
 import { upgradeLegacySegments } from './legacy-doc-segments.js';
@@ -115,15 +115,9 @@ export class EmbeddedTraceStore implements TraceStore {
   applyRetention(nowMs: number, retentionMs: number): number {
     if (retentionMs <= 0) return 0;
     const cutoff = BigInt(Math.floor(nowMs - retentionMs)) * 1_000_000n;
-    const expired = this.segments.filter((s) => s.index.maxEnd < cutoff);
-    if (expired.length === 0) return 0;
-    this.segments = this.segments.filter((s) => s.index.maxEnd >= cutoff);
-    for (const s of expired) {
-      rmSync(s.file.path, { force: true });
-      this.cache.dropPrefix(`${s.gen}:`);
-      setTimeout(() => s.close(), CLOSE_DELAY_MS).unref();
-    }
-    return expired.length;
+    const { kept, expired } = dropExpiredSegments(this.segments, (s) => s.index.maxEnd, cutoff, this.cache, CLOSE_DELAY_MS);
+    if (expired > 0) this.segments = kept;
+    return expired;
   }
 
   async getTrace(traceId: string, scope?: MatcherAlternatives): Promise<Span[]> {
