@@ -9,16 +9,12 @@
  * unread block can hold an earlier one (later for `desc`), so a caller that stops early reads
  * only the blocks it needs.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { compileAlternatives, compileMatchers } from '../../kernel/matchers.js';
 import type { EventRecord } from '../../kernel/models.js';
 import type { EventScanQuery, EventStore } from '../../kernel/storage.js';
-import { BlockCache } from './block-cache.js';
-import { dropExpiredSegments, openSegmentFiles, segmentFileName } from './doc-segment-file.js';
-import { DocWal, type DocStoreOptions } from './docs.js';
-import { upgradeLegacySegments } from './legacy-doc-segments.js';
+import type { DocStoreOptions } from './docs.js';
+import { SegmentedDocStore } from './segmented-doc-store.js';
 import { byTimeSeq, compileBlockLabelTest, EventSegment, writeEventSegment, type EventRow } from './event-segment.js';
 
 export interface EventStoreOptions extends DocStoreOptions {
@@ -28,8 +24,6 @@ export interface EventStoreOptions extends DocStoreOptions {
   cacheBytes?: number;
 }
 
-const segName = (gen: number) => segmentFileName(gen, 'eseg');
-const CLOSE_DELAY_MS = 60_000;
 const BATCH = 1024;
 
 /** A source of rows for a scan: the head or one segment block. */
@@ -39,71 +33,40 @@ interface Unit {
   rows: () => readonly EventRow[];
 }
 
-export class EmbeddedEventStore implements EventStore {
+export class EmbeddedEventStore
+  extends SegmentedDocStore<EventRecord, EventSegment, EventRow[]>
+  implements EventStore
+{
   private head: EventRow[] = [];
-  private segments: EventSegment[] = [];
-  private nextGen = 1;
-  private readonly segDir: string;
-  readonly wal: DocWal<EventRecord>;
-  readonly cache: BlockCache<EventRow[]>;
-  private flushQueued = false;
-  private readonly addToHead = (doc: EventRecord, seq: number) => void this.head.push({ doc, seq });
 
-  constructor(private readonly opts: EventStoreOptions) {
-    this.segDir = join(opts.dir, 'segments');
-    this.wal = new DocWal<EventRecord>(opts);
-    this.cache = new BlockCache(opts.cacheBytes ?? 16 << 20);
+  constructor(opts: EventStoreOptions) {
+    super(opts, { ext: 'eseg', kind: 'event', maxHead: opts.maxHeadEvents ?? 50_000, cacheBytes: opts.cacheBytes ?? 16 << 20 });
   }
 
-  open(): void {
-    mkdirSync(this.segDir, { recursive: true });
-    let files = readdirSync(this.segDir);
-    for (const f of files) if (f.endsWith('.tmp')) rmSync(join(this.segDir, f), { force: true });
-    if (files.some((f) => f.endsWith('.dseg'))) {
-      upgradeLegacySegments<EventRecord>(this.segDir, this.opts.logger, (gen, docs, lastSeq) => {
-        writeEventSegment(join(this.segDir, segName(gen)), docs.map(([seq, doc]) => ({ seq, doc })), lastSeq);
-      });
-      files = readdirSync(this.segDir);
-    }
-    const opened = openSegmentFiles(this.segDir, files, 'eseg', (gen, path) => new EventSegment(gen, path, this.cache), this.opts.logger, 'event');
-    this.segments.push(...opened.segments);
-    this.nextGen = opened.nextGen;
-    const persisted = opened.persisted;
-    this.wal.open(persisted, this.addToHead);
+  protected addToHead(doc: EventRecord, seq: number): void {
+    this.head.push({ doc, seq });
+  }
+  protected headSize(): number {
+    return this.head.length;
+  }
+  protected writeHead(path: string, lastSeq: number): void {
+    writeEventSegment(path, [...this.head], lastSeq);
+  }
+  protected writeLegacy(path: string, docs: readonly [number, EventRecord][], lastSeq: number): void {
+    writeEventSegment(path, docs.map(([seq, doc]) => ({ seq, doc })), lastSeq);
+  }
+  protected clearHead(): void {
+    this.head = [];
+  }
+  protected openSegment(gen: number, path: string): EventSegment {
+    return new EventSegment(gen, path, this.cache);
+  }
+  protected newestNs(seg: EventSegment): bigint {
+    return seg.index.maxTs;
   }
 
   append(events: readonly EventRecord[]): Promise<void> {
-    const done = this.wal.append(events, this.addToHead);
-    if (this.head.length >= (this.opts.maxHeadEvents ?? 50_000) && !this.flushQueued) {
-      this.flushQueued = true;
-      void this.wal.serial(() => {
-        this.flushQueued = false;
-        return this.flushHead();
-      });
-    }
-    return done;
-  }
-
-  async flushHead(): Promise<number> {
-    const n = this.head.length;
-    if (n === 0) return 0;
-    await this.wal.checkpoint((lastSeq) => {
-      const gen = this.nextGen++;
-      const path = join(this.segDir, segName(gen));
-      writeEventSegment(path, [...this.head], lastSeq);
-      this.segments = [...this.segments, new EventSegment(gen, path, this.cache)];
-      this.head = [];
-    });
-    return n;
-  }
-
-  /** Deletes whole segments whose newest event is older than now − retention. */
-  applyRetention(nowMs: number, retentionMs: number): number {
-    if (retentionMs <= 0) return 0;
-    const cutoff = BigInt(Math.floor(nowMs - retentionMs)) * 1_000_000n;
-    const { kept, expired } = dropExpiredSegments(this.segments, (s) => s.index.maxTs, cutoff, this.cache, CLOSE_DELAY_MS);
-    if (expired > 0) this.segments = kept;
-    return expired;
+    return this.appendDocs(events);
   }
 
   async *scan(q: EventScanQuery): AsyncIterable<{ events: EventRecord[]; seqs: number[]; position: string }> {
@@ -181,23 +144,6 @@ export class EmbeddedEventStore implements EventStore {
       segmentBytes += s.file.size;
     }
     return { headEvents: this.head.length, segments: this.segments.length, segmentEvents, segmentBytes, walBytes: this.wal.walBytes, cacheBytes: this.cache.bytes };
-  }
-
-  bytes(): number {
-    const s = this.stats();
-    return s.segmentBytes + s.walBytes;
-  }
-
-  flush(): Promise<void> {
-    return this.wal.flush();
-  }
-
-  async close(opts: { flushHead: boolean }): Promise<void> {
-    await this.wal.idle();
-    if (opts.flushHead) await this.wal.serial(() => this.flushHead());
-    await this.wal.close();
-    for (const s of this.segments) s.close();
-    this.segments = [];
   }
 }
 

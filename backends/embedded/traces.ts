@@ -9,18 +9,14 @@
  * skipping segments and blocks whose time bounds, duration bounds, statuses or attribute bloom
  * filters rule out every span the query asks for.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { compileAlternatives, type LabelsPredicate, type MatcherAlternatives } from '../../kernel/matchers.js';
 import type { Span } from '../../kernel/models.js';
 import type { TraceSearchQuery, TraceStore } from '../../kernel/storage.js';
 import { spanLabels } from '../memory/index.js';
-import { BlockCache } from './block-cache.js';
-import { dropExpiredSegments, openSegmentFiles, segmentFileName } from './doc-segment-file.js';
-import { DocWal, type DocStoreOptions } from './docs.js';
+import type { DocStoreOptions } from './docs.js';
+import { SegmentedDocStore } from './segmented-doc-store.js';
 import { bloomHas } from './hash-bloom.js';
-import { upgradeLegacySegments } from './legacy-doc-segments.js';
 import { attrMatches, spanDuration, STATUS_BIT, TraceSegment, UNSUMMARIZED, writeTraceSegment, type BlockSummary, type TraceBlockMeta } from './trace-segment.js';
 
 export interface TraceStoreOptions extends DocStoreOptions {
@@ -30,94 +26,55 @@ export interface TraceStoreOptions extends DocStoreOptions {
   cacheBytes?: number;
 }
 
-const segName = (gen: number) => segmentFileName(gen, 'tseg');
-/** Old segment files stay open this long after deletion so running searches can finish. */
-const CLOSE_DELAY_MS = 60_000;
 
-export class EmbeddedTraceStore implements TraceStore {
+/** Groups a span under its (lowercase) trace id. */
+function addToTraceMap(m: Map<string, Span[]>, s: Span): void {
+  const id = s.traceId.toLowerCase();
+  const list = m.get(id);
+  if (list) list.push(s);
+  else m.set(id, [s]);
+}
+
+export class EmbeddedTraceStore
+  extends SegmentedDocStore<Span, TraceSegment, BlockSummary | Uint32Array | Buffer>
+  implements TraceStore
+{
   readonly searchesWholeTraces = true;
   private head = new Map<string, Span[]>();
   private headSpans = 0;
-  private segments: TraceSegment[] = [];
-  private nextGen = 1;
-  private readonly segDir: string;
-  readonly wal: DocWal<Span>;
-  readonly cache: BlockCache<BlockSummary | Uint32Array | Buffer>;
-  private flushQueued = false;
-  private readonly addToHead = (s: Span) => {
-    const id = s.traceId.toLowerCase();
-    const list = this.head.get(id);
-    if (list) list.push(s);
-    else this.head.set(id, [s]);
-    this.headSpans++;
-  };
 
-  constructor(private readonly opts: TraceStoreOptions) {
-    this.segDir = join(opts.dir, 'segments');
-    this.wal = new DocWal<Span>(opts);
-    this.cache = new BlockCache(opts.cacheBytes ?? 64 << 20);
+  constructor(opts: TraceStoreOptions) {
+    super(opts, { ext: 'tseg', kind: 'trace', maxHead: opts.maxHeadSpans ?? 100_000, cacheBytes: opts.cacheBytes ?? 64 << 20 });
   }
 
-  /** Loads segment indexes (not their spans) and replays the WAL into the head. */
-  open(): void {
-    mkdirSync(this.segDir, { recursive: true });
-    let files = readdirSync(this.segDir);
-    for (const f of files) if (f.endsWith('.tmp')) rmSync(join(this.segDir, f), { force: true });
-    if (files.some((f) => f.endsWith('.dseg'))) {
-      upgradeLegacySegments<Span>(this.segDir, this.opts.logger, (gen, docs, lastSeq) => {
-        const traces = new Map<string, Span[]>();
-        for (const [, s] of docs) {
-          const id = s.traceId.toLowerCase();
-          const list = traces.get(id);
-          if (list) list.push(s);
-          else traces.set(id, [s]);
-        }
-        writeTraceSegment(join(this.segDir, segName(gen)), traces, lastSeq);
-      });
-      files = readdirSync(this.segDir);
-    }
-    const opened = openSegmentFiles(this.segDir, files, 'tseg', (gen, path) => new TraceSegment(gen, path, this.cache), this.opts.logger, 'trace');
-    this.segments.push(...opened.segments);
-    this.nextGen = opened.nextGen;
-    const persisted = opened.persisted;
-    this.wal.open(persisted, this.addToHead);
+  protected addToHead(s: Span): void {
+    addToTraceMap(this.head, s);
+    this.headSpans++;
+  }
+  protected headSize(): number {
+    return this.headSpans;
+  }
+  protected writeHead(path: string, lastSeq: number): void {
+    writeTraceSegment(path, this.head, lastSeq);
+  }
+  protected writeLegacy(path: string, docs: readonly [number, Span][], lastSeq: number): void {
+    const traces = new Map<string, Span[]>();
+    for (const [, s] of docs) addToTraceMap(traces, s);
+    writeTraceSegment(path, traces, lastSeq);
+  }
+  protected clearHead(): void {
+    this.head = new Map();
+    this.headSpans = 0;
+  }
+  protected openSegment(gen: number, path: string): TraceSegment {
+    return new TraceSegment(gen, path, this.cache);
+  }
+  protected newestNs(seg: TraceSegment): bigint {
+    return seg.index.maxEnd;
   }
 
   append(spans: readonly Span[]): Promise<void> {
-    const done = this.wal.append(spans, this.addToHead);
-    if (this.headSpans >= (this.opts.maxHeadSpans ?? 100_000) && !this.flushQueued) {
-      this.flushQueued = true;
-      void this.wal.serial(() => {
-        this.flushQueued = false;
-        return this.flushHead();
-      });
-    }
-    return done;
-  }
-
-  /** Writes the head into a new segment and empties it; returns the spans flushed. */
-  async flushHead(): Promise<number> {
-    if (this.headSpans === 0) return 0;
-    const n = this.headSpans;
-    await this.wal.checkpoint((lastSeq) => {
-      const gen = this.nextGen++;
-      const path = join(this.segDir, segName(gen));
-      writeTraceSegment(path, this.head, lastSeq);
-      // Swap in the segment and the empty head in one synchronous step: no read sees neither.
-      this.segments = [...this.segments, new TraceSegment(gen, path, this.cache)];
-      this.head = new Map();
-      this.headSpans = 0;
-    });
-    return n;
-  }
-
-  /** Deletes whole segments whose newest span ended before now − retention. */
-  applyRetention(nowMs: number, retentionMs: number): number {
-    if (retentionMs <= 0) return 0;
-    const cutoff = BigInt(Math.floor(nowMs - retentionMs)) * 1_000_000n;
-    const { kept, expired } = dropExpiredSegments(this.segments, (s) => s.index.maxEnd, cutoff, this.cache, CLOSE_DELAY_MS);
-    if (expired > 0) this.segments = kept;
-    return expired;
+    return this.appendDocs(spans);
   }
 
   async getTrace(traceId: string, scope?: MatcherAlternatives): Promise<Span[]> {
@@ -201,23 +158,6 @@ export class EmbeddedTraceStore implements TraceStore {
       walBytes: this.wal.walBytes,
       cacheBytes: this.cache.bytes,
     };
-  }
-
-  bytes(): number {
-    const s = this.stats();
-    return s.segmentBytes + s.walBytes;
-  }
-
-  flush(): Promise<void> {
-    return this.wal.flush();
-  }
-
-  async close(opts: { flushHead: boolean }): Promise<void> {
-    await this.wal.idle();
-    if (opts.flushHead) await this.wal.serial(() => this.flushHead());
-    await this.wal.close();
-    for (const s of this.segments) s.close();
-    this.segments = [];
   }
 }
 
