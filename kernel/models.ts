@@ -193,3 +193,20 @@ export function normalizeLabels(labels: Record<string, string>): Labels {
   }
   return out;
 }
+
+/** Sorted distinct label names over label sets (for MetricStore.labelNames). */
+export function distinctLabelNames(items: Iterable<{ readonly labels: Labels }>): string[] {
+  const names = new Set<string>();
+  for (const it of items) for (const n in it.labels) names.add(n);
+  return [...names].sort();
+}
+
+/** Sorted distinct values of one label over label sets (for MetricStore.labelValues). */
+export function distinctLabelValues(items: Iterable<{ readonly labels: Labels }>, name: string): string[] {
+  const vals = new Set<string>();
+  for (const it of items) {
+    const v = it.labels[name];
+    if (v !== undefined) vals.add(v);
+  }
+  return [...vals].sort();
+}

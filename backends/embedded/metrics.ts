@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:f
 import { join } from 'node:path';
 import { compileAlternatives, type LabelMatcher, type MatcherAlternatives } from '../../kernel/matchers.js';
 import type { Labels, MetricMetadata, MetricSeriesInput, Sample } from '../../kernel/models.js';
-import { labelsKey } from '../../kernel/models.js';
+import { distinctLabelNames, distinctLabelValues, labelsKey } from '../../kernel/models.js';
 import type { Logger } from '../../kernel/logger.js';
 import type {
   CardinalityQuery,
@@ -633,9 +633,7 @@ export class EmbeddedMetricStore implements MetricStore {
   }
 
   async labelNames(sets: readonly (readonly LabelMatcher[])[], mint: number, maxt: number, scope?: MatcherAlternatives): Promise<string[]> {
-    const names = new Set<string>();
-    for (const e of this.matching(sets, mint, maxt, scope)) for (const n in e.labels) names.add(n);
-    return [...names].sort();
+    return distinctLabelNames(this.matching(sets, mint, maxt, scope));
   }
 
   async labelValues(
@@ -645,12 +643,7 @@ export class EmbeddedMetricStore implements MetricStore {
     maxt: number,
     scope?: MatcherAlternatives,
   ): Promise<string[]> {
-    const vals = new Set<string>();
-    for (const e of this.matching(sets, mint, maxt, scope)) {
-      const v = e.labels[name];
-      if (v !== undefined) vals.add(v);
-    }
-    return [...vals].sort();
+    return distinctLabelValues(this.matching(sets, mint, maxt, scope), name);
   }
 
   async metadata(metric?: string, limit?: number): Promise<Map<string, MetricMetadata[]>> {

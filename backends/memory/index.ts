@@ -19,7 +19,7 @@ import type {
   Sample,
   Span,
 } from '../../kernel/models.js';
-import { labelsKey } from '../../kernel/models.js';
+import { distinctLabelNames, distinctLabelValues, labelsKey } from '../../kernel/models.js';
 import type {
   CardinalityQuery,
   CardinalityStats,
@@ -175,9 +175,7 @@ export class MemoryMetricStore implements MetricStore {
   }
 
   async labelNames(sets: readonly (readonly LabelMatcher[])[], mint: number, maxt: number, scope?: MatcherAlternatives) {
-    const names = new Set<string>();
-    for (const s of this.matching(sets, mint, maxt, scope)) for (const n of Object.keys(s.labels)) names.add(n);
-    return [...names].sort();
+    return distinctLabelNames(this.matching(sets, mint, maxt, scope));
   }
 
   async labelValues(
@@ -187,12 +185,7 @@ export class MemoryMetricStore implements MetricStore {
     maxt: number,
     scope?: MatcherAlternatives,
   ) {
-    const vals = new Set<string>();
-    for (const s of this.matching(sets, mint, maxt, scope)) {
-      const v = s.labels[name];
-      if (v !== undefined) vals.add(v);
-    }
-    return [...vals].sort();
+    return distinctLabelValues(this.matching(sets, mint, maxt, scope), name);
   }
 
   async metadata(metric?: string, limit?: number): Promise<Map<string, MetricMetadata[]>> {
