@@ -1,25 +1,76 @@
 /** Crash-safe file helpers: a file becomes visible under its name only once fully on disk. */
-import { closeSync, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Writes `parts` to `path` atomically: temp file, fsync, rename, fsync of the directory. */
 export function writeFileAtomic(path: string, parts: readonly Uint8Array[]): number {
-  const tmp = path + '.tmp';
-  const fd = openSync(tmp, 'w');
-  let size = 0;
+  const f = new AtomicFile(path);
   try {
-    for (const p of parts) {
-      let off = 0;
-      while (off < p.length) off += writeSync(fd, p, off, p.length - off);
-      size += p.length;
-    }
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    for (const p of parts) f.write(p);
+  } catch (e) {
+    f.abort();
+    throw e;
   }
-  renameSync(tmp, path);
-  syncDir(dirname(path));
-  return size;
+  return f.commit();
+}
+
+/**
+ * A file written piece by piece into `<path>.tmp` (so a long write, e.g. a segment merge, can
+ * yield between pieces) that appears under `path` only at `commit`: fsync, rename, fsync of the
+ * directory. `abort` removes the temp file.
+ */
+export class AtomicFile {
+  readonly tmp: string;
+  private fd: number;
+  size = 0;
+
+  constructor(readonly path: string) {
+    this.tmp = path + '.tmp';
+    this.fd = openSync(this.tmp, 'w');
+  }
+
+  write(p: Uint8Array): void {
+    let off = 0;
+    while (off < p.length) off += writeSync(this.fd, p, off, p.length - off);
+    this.size += p.length;
+  }
+
+  /** Makes the file durable under its temp name (before a rename that must not expose a partial file). */
+  sync(): void {
+    fsyncSync(this.fd);
+    closeSync(this.fd);
+    this.fd = -1;
+  }
+
+  /** Renames the (synced) temp file over `path`. */
+  publish(): void {
+    if (this.fd >= 0) this.sync();
+    renameSync(this.tmp, this.path);
+    syncDir(dirname(this.path));
+  }
+
+  commit(): number {
+    try {
+      this.sync();
+    } catch (e) {
+      this.abort();
+      throw e;
+    }
+    this.publish();
+    return this.size;
+  }
+
+  abort(): void {
+    if (this.fd >= 0) {
+      try {
+        closeSync(this.fd);
+      } catch {
+        /* already closed */
+      }
+      this.fd = -1;
+    }
+    rmSync(this.tmp, { force: true });
+  }
 }
 
 export function syncDir(dir: string): void {

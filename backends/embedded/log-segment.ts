@@ -17,6 +17,7 @@ import type { FacetValue, Labels } from '../../kernel/models.js';
 import { bloomOf } from './bloom.js';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { pack, unpack } from './pack.js';
+import { readCovers, type GenRanges } from './segment-merge.js';
 
 const MAGIC = Buffer.from('LKLSEG01');
 const END = Buffer.from('LKLEND01');
@@ -65,6 +66,8 @@ export interface BlockMeta {
 interface IndexFile {
   streams: Record<string, string>[];
   lastSeq: number;
+  /** Generations a merged segment replaces (absent unless merged). */
+  covers?: GenRanges;
   blocks: Array<{
     n: number;
     minTs: bigint;
@@ -118,6 +121,134 @@ function decodeTs(b: Buffer, n: number): BigInt64Array {
   return out;
 }
 
+/**
+ * Writes a segment block by block into `sink` (the merge writes blocks as it produces them and
+ * yields in between); `finish` appends the index and footer.
+ */
+export class LogSegmentWriter {
+  private readonly local = new Map<number, number>();
+  private readonly index: IndexFile = { streams: [], lastSeq: 0, blocks: [] };
+  private off = MAGIC.length;
+  records = 0;
+
+  constructor(
+    private readonly streamsOf: (id: number) => Labels,
+    private readonly sink: (b: Buffer) => void,
+  ) {
+    sink(MAGIC);
+  }
+
+  /** Adds rows [from, to) of `cols` (sorted by ts, seq; at most BLOCK_RECORDS) as one block. */
+  addBlock(cols: LogColumns, from: number, to: number): void {
+    const { local, index } = this;
+    const streamTable = index.streams;
+    const seqW = new ByteWriter((to - from) * 2 + 16);
+    const stW = new ByteWriter((to - from) * 2 + 16);
+    const present = new Map<number, number>();
+    let prevSeq = 0;
+    let minSeq = Infinity;
+    let maxSeq = 0;
+    // Message and facets of each record sit together in pages of PAGE_ROWS records, each
+    // page deflated alone, records ordered by stream within the block (stable): a selective
+    // query inflates only the pages holding its streams' records, one call per page (costs
+    // ~15% size on short messages against whole-block deflate).
+    const recW = new ByteWriter(1 << 20);
+    const cuts: number[] = [];
+    const localIds = new Int32Array(to - from);
+    for (let i = from; i < to; i++) {
+      const s = cols.seq[i]!;
+      seqW.svar(s - prevSeq);
+      prevSeq = s;
+      if (s < minSeq) minSeq = s;
+      if (s > maxSeq) maxSeq = s;
+      const g = cols.stream[i]!;
+      let l = local.get(g);
+      if (l === undefined) {
+        l = streamTable.length;
+        local.set(g, l);
+        streamTable.push({ ...this.streamsOf(g) });
+      }
+      present.set(l, (present.get(l) ?? 0) + 1);
+      stW.uvar(l);
+      localIds[i - from] = l;
+    }
+    const order = streamClusteredOrder(localIds);
+    for (let q = 0; q < order.length; q++) {
+      const i = from + order[q]!;
+      if (q % PAGE_ROWS === 0) cuts.push(recW.pos);
+      recW.str(cols.msg[i]!);
+      const f = cols.facets[i] ?? null;
+      if (f) {
+        const b = pack(f);
+        recW.uvar(b.length);
+        recW.ensure(b.length);
+        b.copy(recW.buf, recW.pos);
+        recW.pos += b.length;
+      } else recW.uvar(0);
+    }
+    const rec = recW.view();
+    const pageLens: number[] = [];
+    const pageParts: Buffer[] = [];
+    for (let p = 0; p < cuts.length; p++) {
+      const d = deflateRawSync(rec.subarray(cuts[p]!, p + 1 < cuts.length ? cuts[p + 1]! : rec.length), { level: 6 });
+      pageLens.push(d.length);
+      pageParts.push(d);
+    }
+    const rawCols = [encodeTs(cols.ts, from, to), seqW.view(), stW.view(), rec, Buffer.alloc(0)];
+    const colBufs = [
+      deflateRawSync(rawCols[0]!, { level: 6 }),
+      deflateRawSync(rawCols[1]!, { level: 6 }),
+      deflateRawSync(rawCols[2]!, { level: 6 }),
+      Buffer.concat(pageParts),
+      Buffer.alloc(0),
+    ];
+    const at: Array<[number, number]> = [];
+    for (const b of colBufs) {
+      at.push([this.off, b.length]);
+      this.sink(b);
+      this.off += b.length;
+    }
+    let minTs = cols.ts[from]!;
+    let maxTs = cols.ts[from]!;
+    for (let i = from; i < to; i++) {
+      if (cols.ts[i]! < minTs) minTs = cols.ts[i]!;
+      if (cols.ts[i]! > maxTs) maxTs = cols.ts[i]!;
+    }
+    index.blocks.push({
+      n: to - from,
+      minTs,
+      maxTs,
+      minSeq,
+      maxSeq,
+      streams: [...present.keys()],
+      sc: [...present.values()],
+      bloom: bloomOf(cols.msg.slice(from, to)),
+      cols: at,
+      fv: 1,
+      raw: rawCols.map((b) => b.length),
+      pg: [pageLens, []],
+      rp: 2,
+    });
+    this.records += to - from;
+  }
+
+  /** Appends the index and footer; `covers` lists the generations a merged segment replaces. */
+  finish(lastSeq: number, covers?: GenRanges): void {
+    this.index.lastSeq = lastSeq;
+    if (covers && covers.length > 0) this.index.covers = covers;
+    const idx = pack(this.index);
+    const footer = Buffer.alloc(FOOTER);
+    footer.writeDoubleLE(this.off, 0);
+    footer.writeUInt32LE(idx.length, 8);
+    footer.writeUInt32LE(crc32(idx), 12);
+    END.copy(footer, 16);
+    this.sink(idx);
+    this.sink(footer);
+  }
+}
+
+let nextUid = 1;
+
 export class LogSegment {
   fd = -1;
   bytes = 0;
@@ -129,6 +260,10 @@ export class LogSegment {
   /** Segment-local stream id → global stream id. */
   globalOf: number[] = [];
   closing = false;
+  /** Generations this segment replaced (a merge output); see segment-merge.ts. */
+  covers: GenRanges = [];
+  /** Unique per opened object: cache keys must not confuse a merged segment with its input of the same gen. */
+  readonly uid = nextUid++;
 
   constructor(
     readonly gen: number,
@@ -140,108 +275,10 @@ export class LogSegment {
    * Returns the file parts; `lastSeq` is the WAL cut this segment covers.
    */
   static build(cols: LogColumns, streamsOf: (id: number) => Labels, lastSeq: number): Buffer[] {
-    const local = new Map<number, number>();
-    const streamTable: Record<string, string>[] = [];
-    const parts: Buffer[] = [MAGIC];
-    let off = MAGIC.length;
-    const index: IndexFile = { streams: streamTable, lastSeq, blocks: [] };
-    for (let from = 0; from < cols.n; from += BLOCK_RECORDS) {
-      const to = Math.min(cols.n, from + BLOCK_RECORDS);
-      const seqW = new ByteWriter((to - from) * 2 + 16);
-      const stW = new ByteWriter((to - from) * 2 + 16);
-      const present = new Map<number, number>();
-      let prevSeq = 0;
-      let minSeq = Infinity;
-      let maxSeq = 0;
-      // Message and facets of each record sit together in pages of PAGE_ROWS records, each
-      // page deflated alone, records ordered by stream within the block (stable): a selective
-      // query inflates only the pages holding its streams' records, one call per page (costs
-      // ~15% size on short messages against whole-block deflate).
-      const recW = new ByteWriter(1 << 20);
-      const cuts: number[] = [];
-      const localIds = new Int32Array(to - from);
-      for (let i = from; i < to; i++) {
-        const s = cols.seq[i]!;
-        seqW.svar(s - prevSeq);
-        prevSeq = s;
-        if (s < minSeq) minSeq = s;
-        if (s > maxSeq) maxSeq = s;
-        const g = cols.stream[i]!;
-        let l = local.get(g);
-        if (l === undefined) {
-          l = streamTable.length;
-          local.set(g, l);
-          streamTable.push({ ...streamsOf(g) });
-        }
-        present.set(l, (present.get(l) ?? 0) + 1);
-        stW.uvar(l);
-        localIds[i - from] = l;
-      }
-      const order = streamClusteredOrder(localIds);
-      for (let q = 0; q < order.length; q++) {
-        const i = from + order[q]!;
-        if (q % PAGE_ROWS === 0) cuts.push(recW.pos);
-        recW.str(cols.msg[i]!);
-        const f = cols.facets[i] ?? null;
-        if (f) {
-          const b = pack(f);
-          recW.uvar(b.length);
-          recW.ensure(b.length);
-          b.copy(recW.buf, recW.pos);
-          recW.pos += b.length;
-        } else recW.uvar(0);
-      }
-      const rec = recW.view();
-      const pageLens: number[] = [];
-      const pageParts: Buffer[] = [];
-      for (let p = 0; p < cuts.length; p++) {
-        const d = deflateRawSync(rec.subarray(cuts[p]!, p + 1 < cuts.length ? cuts[p + 1]! : rec.length), { level: 6 });
-        pageLens.push(d.length);
-        pageParts.push(d);
-      }
-      const rawCols = [encodeTs(cols.ts, from, to), seqW.view(), stW.view(), rec, Buffer.alloc(0)];
-      const colBufs = [
-        deflateRawSync(rawCols[0]!, { level: 6 }),
-        deflateRawSync(rawCols[1]!, { level: 6 }),
-        deflateRawSync(rawCols[2]!, { level: 6 }),
-        Buffer.concat(pageParts),
-        Buffer.alloc(0),
-      ];
-      const at: Array<[number, number]> = [];
-      for (const b of colBufs) {
-        at.push([off, b.length]);
-        parts.push(b);
-        off += b.length;
-      }
-      let minTs = cols.ts[from]!;
-      let maxTs = cols.ts[from]!;
-      for (let i = from; i < to; i++) {
-        if (cols.ts[i]! < minTs) minTs = cols.ts[i]!;
-        if (cols.ts[i]! > maxTs) maxTs = cols.ts[i]!;
-      }
-      index.blocks.push({
-        n: to - from,
-        minTs,
-        maxTs,
-        minSeq,
-        maxSeq,
-        streams: [...present.keys()],
-        sc: [...present.values()],
-        bloom: bloomOf(cols.msg.slice(from, to)),
-        cols: at,
-        fv: 1,
-        raw: rawCols.map((b) => b.length),
-        pg: [pageLens, []],
-        rp: 2,
-      });
-    }
-    const idx = pack(index);
-    const footer = Buffer.alloc(FOOTER);
-    footer.writeDoubleLE(off, 0);
-    footer.writeUInt32LE(idx.length, 8);
-    footer.writeUInt32LE(crc32(idx), 12);
-    END.copy(footer, 16);
-    parts.push(idx, footer);
+    const parts: Buffer[] = [];
+    const w = new LogSegmentWriter(streamsOf, (b) => parts.push(b));
+    for (let from = 0; from < cols.n; from += BLOCK_RECORDS) w.addBlock(cols, from, Math.min(cols.n, from + BLOCK_RECORDS));
+    w.finish(lastSeq);
     return parts;
   }
 
@@ -261,6 +298,7 @@ export class LogSegment {
       const index = unpack<IndexFile>(idx);
       const globalOf = index.streams.map((l) => streamId(Object.freeze(l)));
       seg.lastSeq = index.lastSeq;
+      seg.covers = readCovers(index.covers);
       for (const b of index.blocks) {
         // Global ids ascending (with their counts) so a query can probe a block by binary search.
         // (global id, position) packed in one number: a typed-array sort, no comparator calls.

@@ -19,6 +19,8 @@ import { writeFacetsMsgpack } from './facets-pack.js';
 import { pack, unpack } from './pack.js';
 import { readLabels, writeLabels } from './sample-codec.js';
 import { Wal, type FsyncPolicy } from './wal.js';
+import { mergeLogSegments } from './log-merge.js';
+import { MergeRunner, supersededGens, type MergePolicy } from './segment-merge.js';
 
 export interface LogStoreOptions {
   dir: string;
@@ -162,6 +164,7 @@ export class EmbeddedLogStore implements LogStore {
   private flushQueued = false;
   private maintenanceChain: Promise<unknown> = Promise.resolve();
   private readonly readers = new Map<string, BlockReader>();
+  private readonly merger = new MergeRunner();
 
   constructor(private readonly opts: LogStoreOptions) {
     this.segDir = join(opts.dir, 'segments');
@@ -183,6 +186,7 @@ export class EmbeddedLogStore implements LogStore {
       }
       this.nextGen = gen + 1;
     }
+    this.dropSuperseded(files);
     this.seq = persisted;
     let refs = new Map<number, number>();
     let refsFile = -1;
@@ -339,8 +343,44 @@ export class EmbeddedLogStore implements LogStore {
       rmSync(s.path, { force: true });
       s.release();
     }
-    for (const key of [...this.readers.keys()]) if (expired.some((s) => key.startsWith(`${s.gen}:`))) this.readers.delete(key);
+    this.forgetReaders(expired);
     return expired.length;
+  }
+
+  private forgetReaders(segs: readonly LogSegment[]): void {
+    for (const key of [...this.readers.keys()]) if (segs.some((s) => key.startsWith(`${s.uid}:`))) this.readers.delete(key);
+  }
+
+  /** Inputs of a merge that a crash left behind next to its output (see segment-merge.ts). */
+  private dropSuperseded(files: readonly string[]): void {
+    const gens = files.filter((f) => /^\d{10}\.lseg$/.test(f)).map((f) => Number(f.slice(0, 10)));
+    const gone = supersededGens(gens, this.segments);
+    if (gone.size === 0) return;
+    for (const s of this.segments) if (gone.has(s.gen)) s.closeNow();
+    this.segments = this.segments.filter((s) => !gone.has(s.gen));
+    for (const gen of gone) rmSync(join(this.segDir, segName(gen)), { force: true });
+    this.opts.logger.info('removed log segments replaced by a merge', { gens: [...gone] });
+  }
+
+  /** Merges small segments (background; see log-merge.ts). Returns the merges done. */
+  mergeSegments(policy: MergePolicy): Promise<number> {
+    return this.merger.run(() =>
+      mergeLogSegments(
+        {
+          segments: () => this.segments,
+          swap: (inputs, merged) => {
+            const gone = new Set(inputs);
+            this.segments = [...this.segments.filter((s) => !gone.has(s)), merged].sort((a, b) => a.gen - b.gen);
+            this.forgetReaders(inputs);
+          },
+          streamsOf: (id) => this.streams[id]!,
+          streamFor: (l) => this.streamFor(l),
+          runner: this.merger,
+          logger: this.opts.logger,
+        },
+        policy,
+      ),
+    );
   }
 
   /** The streams matching matchers AND scope, decided once per stream per query. */
@@ -364,7 +404,7 @@ export class EmbeddedLogStore implements LogStore {
 
   /** A cached lazy reader of a block (paging reads the same newest blocks again and again). */
   private reader(seg: LogSegment, bi: number): BlockReader {
-    const key = `${seg.gen}:${bi}`;
+    const key = `${seg.uid}:${bi}`;
     let r = this.readers.get(key);
     if (r) this.readers.delete(key);
     else r = seg.reader(bi);
@@ -739,6 +779,7 @@ export class EmbeddedLogStore implements LogStore {
   }
 
   async close(opts: { flushHead: boolean }): Promise<void> {
+    await this.merger.stop();
     await this.maintenanceChain;
     if (opts.flushHead) await this.serial(() => this.flushHead());
     await this.wal.close();
