@@ -36,6 +36,12 @@ export interface LogColumns {
   stream: Uint32Array;
   msg: string[];
   facets: (Facets | null)[];
+  /**
+   * When set, writes record i's `str(msg) + uvar(len) + msgpack(facets)` (len 0: none) and
+   * supersedes msg/facets for the record pages (the log head copies its WAL bytes; msg still
+   * feeds the bloom).
+   */
+  writeRecord?: (i: number, w: ByteWriter) => void;
 }
 
 export interface BlockMeta {
@@ -176,6 +182,10 @@ export class LogSegmentWriter {
     for (let q = 0; q < order.length; q++) {
       const i = from + order[q]!;
       if (q % PAGE_ROWS === 0) cuts.push(recW.pos);
+      if (cols.writeRecord) {
+        cols.writeRecord(i, recW);
+        continue;
+      }
       recW.str(cols.msg[i]!);
       const f = cols.facets[i] ?? null;
       if (f) {

@@ -14,9 +14,10 @@ import type { LabelColumn, LogBatch, LogColumnBatch, LogColumnScanQuery, LogScan
 import { bloomMayContain } from './bloom.js';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { writeFileAtomic } from './files.js';
-import { BlockReader, floorMs, LogSegment, offsetsToMs, type Facets, type LogColumns } from './log-segment.js';
+import { BlockReader, floorMs, LogSegment, offsetsToMs, type Facets } from './log-segment.js';
+import { Head } from './log-head.js';
 import { writeFacetsMsgpack } from './facets-pack.js';
-import { pack, unpack } from './pack.js';
+import { pack } from './pack.js';
 import { readLabels, writeLabels } from './sample-codec.js';
 import { Wal, type FsyncPolicy } from './wal.js';
 import { mergeLogSegments } from './log-merge.js';
@@ -39,61 +40,6 @@ const CHUNK = 8192;
 const READER_CACHE = 16;
 /** Blocks whose messages a selective scan inflates ahead (in parallel on the thread pool). */
 const PREFETCH = 4;
-
-/** The mutable head: plain arrays, appended in ingestion (seq) order. */
-class Head {
-  ts: bigint[] = [];
-  /** floor(ts / 1e6) per record, for columnar scans. */
-  ms: number[] = [];
-  seq: number[] = [];
-  stream: number[] = [];
-  msg: string[] = [];
-  facets: (Facets | null)[] = [];
-  minTs = 0n;
-  maxTs = 0n;
-  /** True while timestamps arrived in non-decreasing order (then chunks are time-sorted). */
-  sorted = true;
-  get n(): number {
-    return this.ts.length;
-  }
-  push(ts: bigint, seq: number, stream: number, msg: string, facets: Facets | null): void {
-    if (this.ts.length === 0 || ts < this.minTs) this.minTs = ts;
-    if (this.ts.length > 0 && ts < this.maxTs) this.sorted = false;
-    if (this.ts.length === 0 || ts > this.maxTs) this.maxTs = ts;
-    this.ts.push(ts);
-    this.ms.push(floorMs(ts));
-    this.seq.push(seq);
-    this.stream.push(stream);
-    this.msg.push(msg);
-    this.facets.push(facets);
-  }
-  /** A column view (arrays are not copied; the head must not change while it is in use). */
-  columns(): LogColumns {
-    return {
-      n: this.ts.length,
-      ts: BigInt64Array.from(this.ts),
-      seq: Float64Array.from(this.seq),
-      stream: Uint32Array.from(this.stream),
-      msg: this.msg,
-      facets: this.facets,
-    };
-  }
-  streams(): ArrayLike<number> {
-    return this.stream;
-  }
-  seqs(): ArrayLike<number> {
-    return this.seq;
-  }
-  tsAt(k: number): bigint {
-    return this.ts[k]!;
-  }
-  msgAt(k: number): string {
-    return this.msg[k]!;
-  }
-  facetsAt(k: number): Facets | null {
-    return this.facets[k] ?? null;
-  }
-}
 
 /** What rows are read from: the head or a segment block. */
 type RowSource = Head | BlockReader;
@@ -209,12 +155,14 @@ export class EmbeddedLogStore implements LogStore {
           const sid = refs.get(r.uvar());
           if (sid === undefined) throw new Error('wal record references an undefined stream');
           const ts = r.i64();
+          const msgAt = r.pos;
           const msg = r.str();
-          const f = r.u8() === 1 ? unpack<Facets>(r.bytes()) : null;
+          const flagAt = r.pos;
+          if (r.u8() === 1) r.bytes();
           seq++;
           // Records already in a segment (a crash between segment write and WAL deletion).
           if (seq <= persisted) continue;
-          this.head.push(ts, seq, sid, msg, f);
+          this.head.push(ts, seq, sid, msg, payload, msgAt, flagAt, r.pos);
           if (seq > this.seq) this.seq = seq;
         }
       },
@@ -263,11 +211,15 @@ export class EmbeddedLogStore implements LogStore {
     for (let i = 0; i < 4; i++) w.buf[defsAt + i] = ((nDefs >>> (7 * i)) & 0x7f) | 0x80;
     w.buf[defsAt + 4] = (nDefs >>> 28) & 0x7f;
     w.uvar(records.length);
+    // Where each record's message, facets flag and end sit: the head keeps these bytes, not objects.
+    const at = new Uint32Array(records.length * 3);
     for (let i = 0; i < records.length; i++) {
       const r = records[i]!;
       w.uvar(ids[i]!);
       w.i64(r.timestampNs);
+      at[3 * i] = w.pos;
       w.str(r.message);
+      at[3 * i + 1] = w.pos;
       let has = false;
       for (const _ in r.facets) {
         has = true;
@@ -277,9 +229,14 @@ export class EmbeddedLogStore implements LogStore {
         w.u8(1);
         if (!writeFacetsMsgpack(w, r.facets)) w.bytes(pack(r.facets));
       } else w.u8(0);
-      this.head.push(r.timestampNs, ++this.seq, ids[i]!, r.message, has ? r.facets : null);
+      at[3 * i + 2] = w.pos;
     }
-    const done = this.wal.append(w.take());
+    const payload = w.take();
+    for (let i = 0; i < records.length; i++) {
+      const r = records[i]!;
+      this.head.push(r.timestampNs, ++this.seq, ids[i]!, r.message, payload, at[3 * i]!, at[3 * i + 1]!, at[3 * i + 2]!);
+    }
+    const done = this.wal.append(payload);
     this.maybeFlush();
     await done;
   }
@@ -310,17 +267,7 @@ export class EmbeddedLogStore implements LogStore {
     this.head = new Head();
     const lastSeq = this.seq;
     await new Promise((r) => setImmediate(r));
-    const cols = h.columns();
-    const order = Array.from({ length: cols.n }, (_, i) => i);
-    order.sort((a, b) => (cols.ts[a]! < cols.ts[b]! ? -1 : cols.ts[a]! > cols.ts[b]! ? 1 : cols.seq[a]! - cols.seq[b]!));
-    const sorted: LogColumns = {
-      n: cols.n,
-      ts: BigInt64Array.from(order, (i) => cols.ts[i]!),
-      seq: Float64Array.from(order, (i) => cols.seq[i]!),
-      stream: Uint32Array.from(order, (i) => cols.stream[i]!),
-      msg: order.map((i) => cols.msg[i]!),
-      facets: order.map((i) => cols.facets[i] ?? null),
-    };
+    const sorted = h.sortedColumns();
     const gen = this.nextGen++;
     const path = join(this.segDir, segName(gen));
     writeFileAtomic(path, LogSegment.build(sorted, (id) => this.streams[id]!, lastSeq));
