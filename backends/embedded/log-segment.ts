@@ -10,7 +10,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { crc32, deflateRawSync, inflateRaw, inflateRawSync } from 'node:zlib';
+import { crc32, deflateRawSync, inflateRaw, inflateRawSync, type ZlibOptions } from 'node:zlib';
 
 const inflateRawAsync = promisify(inflateRaw);
 import type { FacetValue, Labels } from '../../kernel/models.js';
@@ -131,6 +131,15 @@ function decodeTs(b: Buffer, n: number): BigInt64Array {
  * Writes a segment block by block into `sink` (the merge writes blocks as it produces them and
  * yields in between); `finish` appends the index and footer.
  */
+/** Default compression of segment columns and pages. */
+export const SEGMENT_DEFLATE: ZlibOptions = { level: 6 };
+/**
+ * Compression for head flushes (on the ingest thread, hundreds of thousands of records at a
+ * time): level 3 with an 8 KB window deflates pages about twice as fast as level 6 for ~3%
+ * more bytes (pages are ~10 KB, so the smaller window loses little); merges rewrite at level 6.
+ */
+export const HEAD_FLUSH_DEFLATE: ZlibOptions = { level: 3, windowBits: 13 };
+
 export class LogSegmentWriter {
   private readonly local = new Map<number, number>();
   private readonly index: IndexFile = { streams: [], lastSeq: 0, blocks: [] };
@@ -140,6 +149,7 @@ export class LogSegmentWriter {
   constructor(
     private readonly streamsOf: (id: number) => Labels,
     private readonly sink: (b: Buffer) => void,
+    private readonly deflate: ZlibOptions = SEGMENT_DEFLATE,
   ) {
     sink(MAGIC);
   }
@@ -200,15 +210,15 @@ export class LogSegmentWriter {
     const pageLens: number[] = [];
     const pageParts: Buffer[] = [];
     for (let p = 0; p < cuts.length; p++) {
-      const d = deflateRawSync(rec.subarray(cuts[p]!, p + 1 < cuts.length ? cuts[p + 1]! : rec.length), { level: 6 });
+      const d = deflateRawSync(rec.subarray(cuts[p]!, p + 1 < cuts.length ? cuts[p + 1]! : rec.length), this.deflate);
       pageLens.push(d.length);
       pageParts.push(d);
     }
     const rawCols = [encodeTs(cols.ts, from, to), seqW.view(), stW.view(), rec, Buffer.alloc(0)];
     const colBufs = [
-      deflateRawSync(rawCols[0]!, { level: 6 }),
-      deflateRawSync(rawCols[1]!, { level: 6 }),
-      deflateRawSync(rawCols[2]!, { level: 6 }),
+      deflateRawSync(rawCols[0]!, this.deflate),
+      deflateRawSync(rawCols[1]!, this.deflate),
+      deflateRawSync(rawCols[2]!, this.deflate),
       Buffer.concat(pageParts),
       Buffer.alloc(0),
     ];
@@ -284,9 +294,9 @@ export class LogSegment {
    * Builds the file for `cols` (already sorted by ts, seq). `streams` maps global ids to labels.
    * Returns the file parts; `lastSeq` is the WAL cut this segment covers.
    */
-  static build(cols: LogColumns, streamsOf: (id: number) => Labels, lastSeq: number): Buffer[] {
+  static build(cols: LogColumns, streamsOf: (id: number) => Labels, lastSeq: number, deflate?: ZlibOptions): Buffer[] {
     const parts: Buffer[] = [];
-    const w = new LogSegmentWriter(streamsOf, (b) => parts.push(b));
+    const w = new LogSegmentWriter(streamsOf, (b) => parts.push(b), deflate);
     for (let from = 0; from < cols.n; from += BLOCK_RECORDS) w.addBlock(cols, from, Math.min(cols.n, from + BLOCK_RECORDS));
     w.finish(lastSeq);
     return parts;

@@ -14,7 +14,7 @@ import type { LabelColumn, LogBatch, LogColumnBatch, LogColumnScanQuery, LogScan
 import { bloomMayContain } from './bloom.js';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { writeFileAtomic } from './files.js';
-import { BlockReader, floorMs, LogSegment, offsetsToMs, type Facets } from './log-segment.js';
+import { BlockReader, floorMs, HEAD_FLUSH_DEFLATE, LogSegment, offsetsToMs, type Facets } from './log-segment.js';
 import { Head } from './log-head.js';
 import { writeFacetsMsgpack } from './facets-pack.js';
 import { pack } from './pack.js';
@@ -270,7 +270,7 @@ export class EmbeddedLogStore implements LogStore {
     const sorted = h.sortedColumns();
     const gen = this.nextGen++;
     const path = join(this.segDir, segName(gen));
-    writeFileAtomic(path, LogSegment.build(sorted, (id) => this.streams[id]!, lastSeq));
+    writeFileAtomic(path, LogSegment.build(sorted, (id) => this.streams[id]!, lastSeq, HEAD_FLUSH_DEFLATE));
     const seg = LogSegment.load(gen, path, (l) => this.streamFor(l));
     this.segments.push(seg);
     this.flushing = null;
