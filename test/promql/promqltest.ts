@@ -12,6 +12,7 @@ import { PromQLEngine, type PromResult } from '../../plugins/query-promql/index.
 import { parseDurationMs } from '../../plugins/query-promql/parser/lexer.js';
 import { keyOf, labelsString } from '../../plugins/query-promql/engine/labels.js';
 import { expand, histAddSub, histScale } from '../../plugins/query-promql/engine/histogram.js';
+import { withTsdbHints } from './tsdb-hints.js';
 
 export interface CaseResult {
   file: string;
@@ -431,6 +432,7 @@ export async function runTestFile(file: string, text: string, opts: RunOptions =
         input.push({ labels, samples });
       }
       if (cmd === 'load_with_nhcb') input.push(...nhcbFrom(input));
+      for (const s of input) s.samples = withTsdbHints(s.samples);
       await store.append(input);
       i = end;
       continue;

@@ -3,7 +3,8 @@ import type { FloatHistogram, Labels } from '../../../kernel/models.js';
 import type { AggregateExpr } from '../parser/ast.js';
 import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
-import { histAddSub, histScale, histString } from './histogram.js';
+import { histString } from './histogram.js';
+import { foldHistograms } from './histsum.js';
 import { isValidLabelName, keyOf, sortLabels, METRIC_NAME, isMetadataLabel } from './labels.js';
 import { formatFloat, kahanInc, quantile } from './mathutil.js';
 import { ABSENT, FLOAT, HIST, newSeries, setHist, type StepSeries, type VectorValue } from './values.js';
@@ -157,26 +158,16 @@ export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Step
           ev.warn(`encountered a mix of histograms and floats for aggregation`, e.pos);
           continue;
         }
-        let acc: FloatHistogram | undefined;
-        let bad = false;
-        for (const s of ms) {
-          if (s.has[i] !== HIST) continue;
-          const h = s.hists![i]!;
-          if (!acc) acc = { ...h };
-          else {
-            const r = histAddSub(acc, h, 1);
-            if (r.incompatible) {
-              ev.warn(`vector contains a mix of histograms with exponential and custom buckets schemas for metric name ""`, e.pos);
-              bad = true;
-              break;
-            }
-            if (r.reconciled) ev.info('mismatched custom buckets were reconciled during aggregation', e.pos);
-            acc = r.h!;
-          }
+        const hs: FloatHistogram[] = [];
+        for (const s of ms) if (s.has[i] === HIST) hs.push(s.hists![i]!);
+        const r = foldHistograms(hs, op === 'avg');
+        if (r.reconciled) ev.info('mismatched custom buckets were reconciled during aggregation', e.pos);
+        if (r.incompatible) {
+          ev.warn(`vector contains a mix of histograms with exponential and custom buckets schemas for metric name ""`, e.pos);
+          continue;
         }
-        if (bad || !acc) continue;
-        if (op === 'avg') acc = histScale(acc, 1 / hcnt);
-        setHist(o, i, { ...acc, counterResetHint: acc.counterResetHint === 'gauge' ? 'gauge' : acc.counterResetHint });
+        if (r.collision) ev.warn('conflicting counter resets during histogram aggregation', e.expr.pos);
+        setHist(o, i, r.h!);
         continue;
       }
       if (hcnt > 0 && op !== 'count' && op !== 'group') {

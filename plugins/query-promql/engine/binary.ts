@@ -3,7 +3,7 @@ import type { FloatHistogram, Labels } from '../../../kernel/models.js';
 import type { BinaryExpr, VectorMatching } from '../parser/ast.js';
 import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
-import { histAddSub, histEqual, histScale } from './histogram.js';
+import { histAddSub, histDiv, histEqual, histScale } from './histogram.js';
 import { histTrim } from './trim.js';
 import { dropMetricName, keyOf, labelsString, signature, sortLabels, METRIC_NAME } from './labels.js';
 import { ABSENT, FLOAT, HIST, newSeries, setHist, type ScalarValue, type StepSeries, type Value, type VectorValue } from './values.js';
@@ -84,9 +84,12 @@ function elemOp(ev: Evaluator, e: BinaryExpr, a: number, ah: FloatHistogram | un
         ev.warn('incompatible histograms', e.pos);
         return elem;
       }
-      if (r.reconciled) ev.info(`mismatched custom buckets were reconciled during ${op === '+' ? 'addition' : 'subtraction'}`, e.pos);
+      const opName = op === '+' ? 'addition' : 'subtraction';
+      if (r.reconciled) ev.info(`mismatched custom buckets were reconciled during ${opName}`, e.pos);
+      if (r.collision) ev.warn(`conflicting counter resets during histogram ${opName}`, e.pos);
       elem.keep = true;
-      elem.h = { ...r.h!, counterResetHint: 'gauge' };
+      // A difference is a gauge; a sum keeps the combined hint.
+      elem.h = op === '-' ? { ...r.h!, counterResetHint: 'gauge' } : r.h!;
       return elem;
     }
     if (op === '==' || op === '!=') {
@@ -101,7 +104,7 @@ function elemOp(ev: Evaluator, e: BinaryExpr, a: number, ah: FloatHistogram | un
   if (ah) {
     if (op === '*' || op === '/') {
       elem.keep = true;
-      elem.h = histScale(ah, op === '*' ? b : 1 / b);
+      elem.h = op === '*' ? histScale(ah, b) : histDiv(ah, b);
       return elem;
     }
     ev.info(`incompatible sample types encountered for binary operator ${JSON.stringify(op)}: histogram ${op} float`, e.pos);

@@ -466,7 +466,7 @@ export class Evaluator {
       const v = await this.eval(sq.expr, { ts: inner });
       if (v.kind === 'vector') {
         if (!this.delayed) this.checkDuplicates(v);
-        for (const s of v.series) series.push(compactSeries(s, inner));
+        for (const s of v.series) series.push(forgetCounterHints(compactSeries(s, inner)));
       } else if (v.kind === 'scalar') {
         // A scalar subquery is not allowed by the type checker; kept for safety.
       }
@@ -545,6 +545,21 @@ export function compactSeries(s: StepSeries, ts: Float64Array): RangeSeries {
     w++;
   }
   return { labels: s.labels, ts: nts, vals: nv, hists: nh, dropName: s.dropName };
+}
+
+/**
+ * A subquery's points are not consecutive stored samples, so the hints reset/not_reset (which
+ * relate a sample to its stored predecessor) say nothing about them: they become "unknown" and
+ * range functions detect resets themselves, as Prometheus does.
+ */
+function forgetCounterHints(rs: RangeSeries): RangeSeries {
+  const hs = rs.hists;
+  if (!hs) return rs;
+  for (let i = 0; i < hs.length; i++) {
+    const h = hs[i];
+    if (h && (h.counterResetHint === 'not_reset' || h.counterResetHint === 'reset')) hs[i] = { ...h, counterResetHint: 'unknown' };
+  }
+  return rs;
 }
 
 export function evalDuration(d: DurationExpr, b: QueryBounds): number {

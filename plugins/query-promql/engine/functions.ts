@@ -8,6 +8,7 @@ import type { Call, Expr, MatrixSelector, VectorSelector } from '../parser/ast.j
 import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
 import { histAddSub, histScale, histIsReset, CUSTOM_SCHEMA } from './histogram.js';
+import { foldHistograms } from './histsum.js';
 import { evalHistogramFunction } from './histfuncs.js';
 import { evalInfo } from './info.js';
 import { ANCHORED_FUNCS, SMOOTHED_FUNCS, anchoredPoints, extendedRate, type ExtCtx } from './extended.js';
@@ -941,22 +942,17 @@ function windowFloats(w: Win): number[] {
   return out;
 }
 
-function sumHists(w: Win, c: FnCtx): FloatHistogram | undefined {
-  let acc: FloatHistogram | undefined;
-  for (let i = w.hlo; i < w.hhi; i++) {
-    const h = w.hh[i]!;
-    if (!acc) acc = { ...h, counterResetHint: 'gauge' };
-    else {
-      const r = histAddSub(acc, h, 1);
-      if (r.incompatible) {
-        c.ev.warn(`vector contains a mix of histograms with exponential and custom buckets schemas for metric name ${JSON.stringify(w.name)}`, c.call.args[0]!.pos);
-        return undefined;
-      }
-      if (r.reconciled) c.ev.info('mismatched custom buckets were reconciled during aggregation', c.call.args[0]!.pos);
-      acc = r.h!;
-    }
+/** sum_over_time / avg_over_time of a window of histograms (compensated, with hint tracking). */
+function foldHists(w: Win, c: FnCtx, mean: boolean): FloatHistogram | undefined {
+  const r = foldHistograms(w.hh.slice(w.hlo, w.hhi) as FloatHistogram[], mean);
+  const pos = c.call.args[0]!.pos;
+  if (r.incompatible) {
+    c.ev.warn(`vector contains a mix of histograms with exponential and custom buckets schemas for metric name ${JSON.stringify(w.name)}`, pos);
+    return undefined;
   }
-  return acc;
+  if (r.reconciled) c.ev.info('mismatched custom buckets were reconciled during aggregation', pos);
+  if (r.collision) c.ev.warn('conflicting counter resets during histogram aggregation', pos);
+  return r.h;
 }
 
 const RANGE_FUNCS: Record<string, (w: Win, c: FnCtx) => RangeOut> = {
@@ -1025,7 +1021,7 @@ const RANGE_FUNCS: Record<string, (w: Win, c: FnCtx) => RangeOut> = {
   },
   sum_over_time: (w, c) => {
     if (w.fhi > w.flo && w.hhi > w.hlo) return mixedWarn(w, c);
-    if (w.hhi > w.hlo) return sumHists(w, c);
+    if (w.hhi > w.hlo) return foldHists(w, c, false);
     let sum = 0;
     let comp = 0;
     for (let i = w.flo; i < w.fhi; i++) {
@@ -1037,10 +1033,7 @@ const RANGE_FUNCS: Record<string, (w: Win, c: FnCtx) => RangeOut> = {
   },
   avg_over_time: (w, c) => {
     if (w.fhi > w.flo && w.hhi > w.hlo) return mixedWarn(w, c);
-    if (w.hhi > w.hlo) {
-      const s = sumHists(w, c);
-      return s ? histScale(s, 1 / (w.hhi - w.hlo)) : undefined;
-    }
+    if (w.hhi > w.hlo) return foldHists(w, c, true);
     let sum = 0,
       mean = 0,
       count = 0,
@@ -1166,8 +1159,10 @@ function variance(w: Win): number {
   return (aux + cAux) / count;
 }
 
+/** Prometheus' FloatHistogram.Equals: the data, not the counter-reset hint. */
 function histSame(a: FloatHistogram, b: FloatHistogram): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
+  if (a.counterResetHint === b.counterResetHint) return JSON.stringify(a) === JSON.stringify(b);
+  return JSON.stringify({ ...a, counterResetHint: b.counterResetHint }) === JSON.stringify(b);
 }
 
 function mergedPoints(w: Win): { t: number; v: number; h?: FloatHistogram; st?: number }[] {

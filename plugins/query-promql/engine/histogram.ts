@@ -6,7 +6,21 @@ import type { BucketSpan, FloatHistogram } from '../../../kernel/models.js';
 
 export const CUSTOM_SCHEMA = -53;
 
-interface Work {
+export type Hint = FloatHistogram['counterResetHint'];
+
+/**
+ * The counter-reset hint of a sum (Prometheus' adjustCounterReset): equal hints stay, a gauge
+ * makes a gauge, "unknown" wins over reset/not_reset, and reset meeting not_reset is a
+ * collision (result "unknown").
+ */
+export function combineHints(a: Hint, b: Hint): { hint: Hint; collision: boolean } {
+  if (a === b) return { hint: a, collision: false };
+  if (a === 'gauge' || b === 'gauge') return { hint: 'gauge', collision: false };
+  if (a === 'unknown' || b === 'unknown') return { hint: 'unknown', collision: false };
+  return { hint: 'unknown', collision: true };
+}
+
+export interface Work {
   schema: number;
   zeroThreshold: number;
   zeroCount: number;
@@ -52,7 +66,7 @@ export function encode(m: Map<number, number>): { spans: BucketSpan[]; buckets: 
   return { spans, buckets };
 }
 
-function toWork(h: FloatHistogram): Work {
+export function toWork(h: FloatHistogram): Work {
   return {
     schema: h.schema,
     zeroThreshold: h.zeroThreshold,
@@ -66,7 +80,7 @@ function toWork(h: FloatHistogram): Work {
   };
 }
 
-function fromWork(w: Work): FloatHistogram {
+export function fromWork(w: Work): FloatHistogram {
   const p = encode(w.pos);
   const n = encode(w.neg);
   const h: FloatHistogram = {
@@ -95,7 +109,7 @@ export function bucketLower(schema: number, idx: number, custom?: number[]): num
   return Math.pow(2, (idx - 1) * Math.pow(2, -schema));
 }
 
-function reduce(m: Map<number, number>, delta: number): Map<number, number> {
+export function reduce(m: Map<number, number>, delta: number): Map<number, number> {
   if (delta <= 0) return m;
   const out = new Map<number, number>();
   for (const [i, c] of m) {
@@ -105,7 +119,7 @@ function reduce(m: Map<number, number>, delta: number): Map<number, number> {
   return out;
 }
 
-function widenZero(w: Work, thr: number): void {
+export function widenZero(w: Work, thr: number): void {
   if (thr <= w.zeroThreshold) return;
   w.zeroThreshold = thr;
   for (const side of [w.pos, w.neg]) {
@@ -124,6 +138,26 @@ export interface HistOpResult {
   reconciled?: boolean;
   /** Exponential and custom schemas mixed (warning; h is null). */
   incompatible?: boolean;
+  /** One side's hint was reset, the other's not_reset. */
+  collision?: boolean;
+}
+
+/** Bucket index → count at the common custom bounds: each bucket goes to the smallest common bound >= its own. */
+export function remapCustom(m: Map<number, number>, vals: number[], common: number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const [i, c] of m) {
+    const ub = i < vals.length ? vals[i]! : Infinity;
+    let j = common.findIndex((x) => x >= ub);
+    if (j < 0) j = common.length;
+    out.set(j, (out.get(j) ?? 0) + c);
+  }
+  return out;
+}
+
+export function sameBounds(a: number[] | undefined, b: number[] | undefined): boolean {
+  const va = a ?? [];
+  const vb = b ?? [];
+  return va.length === vb.length && va.every((x, i) => x === vb[i]);
 }
 
 /** a + sign*b. */
@@ -137,21 +171,11 @@ export function histAddSub(a: FloatHistogram, b: FloatHistogram, sign: 1 | -1): 
   if (ca) {
     const va = a.customValues ?? [];
     const vb = b.customValues ?? [];
-    if (va.length !== vb.length || va.some((x, i) => x !== vb[i])) {
-      // Reconcile to the common bounds: buckets map to the smallest common bound >= their bound.
+    if (!sameBounds(va, vb)) {
+      // Reconcile to the common bounds.
       const common = va.filter((x) => vb.includes(x));
-      const remap = (m: Map<number, number>, vals: number[]) => {
-        const out = new Map<number, number>();
-        for (const [i, c] of m) {
-          const ub = i < vals.length ? vals[i]! : Infinity;
-          let j = common.findIndex((x) => x >= ub);
-          if (j < 0) j = common.length;
-          out.set(j, (out.get(j) ?? 0) + c);
-        }
-        return out;
-      };
-      wa.pos = remap(wa.pos, va);
-      wb.pos = remap(wb.pos, vb);
+      wa.pos = remapCustom(wa.pos, va, common);
+      wb.pos = remapCustom(wb.pos, vb, common);
       wa.customValues = common;
       reconciled = true;
     }
@@ -171,18 +195,40 @@ export function histAddSub(a: FloatHistogram, b: FloatHistogram, sign: 1 | -1): 
   wa.zeroCount += sign * wb.zeroCount;
   wa.count += sign * wb.count;
   wa.sum += sign * wb.sum;
+  const hc = combineHints(a.counterResetHint, b.counterResetHint);
+  wa.hint = hc.hint;
   const h = fromWork(wa);
-  return { h, reconciled };
+  return { h, reconciled, collision: hc.collision };
 }
 
+/** h * f; a negative factor makes a gauge (Prometheus' FloatHistogram.Mul). */
 export function histScale(h: FloatHistogram, f: number): FloatHistogram {
   return {
     ...h,
+    counterResetHint: f < 0 ? 'gauge' : h.counterResetHint,
     zeroCount: h.zeroCount * f,
     count: h.count * f,
     sum: h.sum * f,
     positiveBuckets: h.positiveBuckets.map((x) => x * f),
     negativeBuckets: h.negativeBuckets.map((x) => x * f),
+    positiveSpans: h.positiveSpans.map((s) => ({ ...s })),
+    negativeSpans: h.negativeSpans.map((s) => ({ ...s })),
+  };
+}
+
+/** h / d: division by zero drops every bucket; a negative divisor makes a gauge (FloatHistogram.Div). */
+export function histDiv(h: FloatHistogram, d: number): FloatHistogram {
+  if (d === 0) {
+    return { ...h, zeroCount: h.zeroCount / d, count: h.count / d, sum: h.sum / d, positiveSpans: [], positiveBuckets: [], negativeSpans: [], negativeBuckets: [] };
+  }
+  return {
+    ...h,
+    counterResetHint: d < 0 ? 'gauge' : h.counterResetHint,
+    zeroCount: h.zeroCount / d,
+    count: h.count / d,
+    sum: h.sum / d,
+    positiveBuckets: h.positiveBuckets.map((x) => x / d),
+    negativeBuckets: h.negativeBuckets.map((x) => x / d),
     positiveSpans: h.positiveSpans.map((s) => ({ ...s })),
     negativeSpans: h.negativeSpans.map((s) => ({ ...s })),
   };
