@@ -15,6 +15,7 @@ import { PromQLExecutionError, TOO_MANY_SAMPLES } from './errors.js';
 import { evalCall } from './functions.js';
 import { evalSmoothedSelector } from './smoothed.js';
 import { histNeg } from './histogram.js';
+import { markStatsOnlySelectors, statsIteratorHints } from './stats-hints.js';
 import { dropMetricName, keyOf, compareLabels } from './labels.js';
 import {
   ABSENT,
@@ -91,6 +92,7 @@ export class PromQLEngine {
 
   async instantQuery(q: string | Expr, timeMs: number, ctx: PromEvalContext): Promise<PromQueryOutput> {
     const expr = typeof q === 'string' ? parsePromQL(q) : q;
+    markStatsOnlySelectors(expr);
     const ev = new Evaluator(this, ctx, { start: timeMs, end: timeMs, step: 0 }, sourceOf(expr));
     const steps: Steps = { ts: Float64Array.of(timeMs) };
     const v = await ev.evalTop(expr, steps);
@@ -115,6 +117,7 @@ export class PromQLEngine {
     }
     const ts = new Float64Array(n);
     for (let i = 0; i < n; i++) ts[i] = startMs + i * stepMs;
+    markStatsOnlySelectors(expr);
     const ev = new Evaluator(this, ctx, { start: startMs, end: endMs, step: stepMs }, sourceOf(expr));
     const v = await ev.evalTop(expr, { ts });
     const result = ev.toRangeResult(v, ts);
@@ -328,14 +331,16 @@ export class Evaluator {
     const times = this.selectorTimes(vs.at, offset, steps);
     const n = times.length;
     const lookback = this.engine.lookback;
-    const mint = times[0]! - lookback + 1;
+    // A stats-only selector also reads the sample at the lookback boundary, as Prometheus'
+    // iterator seeks to it; it only serves as the predecessor for hint detection.
+    const mint = times[0]! - lookback + (vs.statsOnly ? 0 : 1);
     const maxt = times[n - 1]!;
     const out: StepSeries[] = [];
     for await (const ss of this.ctx.metrics.select(vs.matchers, mint, maxt, { scope: this.ctx.scope, signal: this.ctx.signal })) {
       this.check();
       const ts = ss.timestamps;
       const vals = ss.values;
-      const hs = ss.histograms;
+      const hs = vs.statsOnly && ss.histograms ? statsIteratorHints(ss.histograms) : ss.histograms;
       const s = newSeries(ss.labels, n);
       let j = 0;
       let any = false;
@@ -404,7 +409,7 @@ export class Evaluator {
     const n = times.length;
     // Extended range selectors look one lookback further back for the anchoring sample.
     const extra = vs.anchored || vs.smoothed ? this.engine.lookback : 0;
-    const mint = times[0]! - range + 1 - extra;
+    const mint = times[0]! - range + (vs.statsOnly ? 0 : 1) - extra;
     const maxt = times[n - 1]! + (vs.smoothed ? this.engine.lookback : 0);
     for await (const ss of this.ctx.metrics.select(vs.matchers, mint, maxt, { scope: this.ctx.scope, signal: this.ctx.signal })) {
       this.check();
@@ -440,6 +445,7 @@ export class Evaluator {
         sts = nst;
       }
       if (ts.length === 0) continue;
+      if (vs.statsOnly && hs) hs = statsIteratorHints(hs);
       this.addSamples(ts.length);
       each({ labels: ss.labels, ts, vals, hists: hs, dropName: false, sts });
     }

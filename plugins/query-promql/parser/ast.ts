@@ -48,6 +48,12 @@ export interface VectorSelector {
   /** Extended range selector modifiers (`anchored`, `smoothed`). */
   anchored?: boolean;
   smoothed?: boolean;
+  /**
+   * Set by the evaluator (Prometheus' detectHistogramStatsDecoding): only histogram_count/sum/avg
+   * read this selector's histograms, so the hints are derived on the fly as Prometheus'
+   * HistogramStatsIterator does.
+   */
+  statsOnly?: boolean;
   pos: PosRange;
 }
 
