@@ -10,7 +10,7 @@ import { HttpResponse, type HttpRoutes, type RequestContext } from './http/route
 import { contentEncodings } from './http/body.js';
 import type { Logger } from './logger.js';
 import type { MetricsRegistry } from './metrics-registry.js';
-import { batchRecordCount, type IngestBatch } from './models.js';
+import { batchRecordCount, columnsSampleCount, columnsToSeries, type IngestBatch } from './models.js';
 import type { StorageBackend } from './storage.js';
 
 export const INGEST_BASE = '/ingester';
@@ -67,6 +67,10 @@ export class IngestPipeline {
     const st = this.storage();
     const tasks: Promise<void>[] = [];
     if (batch.metrics?.length) tasks.push(st.metrics.append(batch.metrics));
+    const cols = batch.metricColumns;
+    if (cols && cols.series.length) {
+      tasks.push(st.metrics.appendColumns ? st.metrics.appendColumns(cols) : st.metrics.append(columnsToSeries(cols)));
+    }
     if (batch.metadata?.length) tasks.push(st.metrics.appendMetadata(batch.metadata));
     if (batch.logs?.length) tasks.push(st.logs.append(batch.logs));
     if (batch.spans?.length) tasks.push(st.traces.append(batch.spans));
@@ -180,6 +184,7 @@ export class IngestPipeline {
       for (const s of b.metrics) n += s.samples.length;
       this.ingested.inc({ receiver, signal: 'metrics' }, n);
     }
+    if (b.metricColumns?.series.length) this.ingested.inc({ receiver, signal: 'metrics' }, columnsSampleCount(b.metricColumns));
     if (b.logs?.length) this.ingested.inc({ receiver, signal: 'logs' }, b.logs.length);
     if (b.spans?.length) this.ingested.inc({ receiver, signal: 'traces' }, b.spans.length);
     if (b.events?.length) this.ingested.inc({ receiver, signal: 'events' }, b.events.length);

@@ -158,9 +158,54 @@ export interface EventRecord {
   attributes: Attributes;
 }
 
+/**
+ * A series as a columnar batch names it: its label set plus a slot in which a MetricStore may
+ * remember its own series number for that label set. Receivers that see the same series again
+ * (remote write repeats label sets byte for byte) hand back the same handle, so a store skips
+ * hashing the labels; they create handles with `storeOwner: null, storeRef: -1` and never
+ * touch those fields again. A store trusts the slot only when `storeOwner` is itself.
+ */
+export interface SeriesHandle {
+  readonly labels: Labels;
+  storeOwner: object | null;
+  storeRef: number;
+}
+
+/**
+ * Float samples in columns (the remote-write hot path): series k owns the samples
+ * [offsets[k], offsets[k + 1]) of `timestamps` (Unix ms) and `values` (float bits kept exact,
+ * staleness markers included). No histograms and no start timestamps: those travel as
+ * MetricSeriesInput. Backends without MetricStore.appendColumns get it via {@link columnsToSeries}.
+ */
+export interface MetricColumns {
+  series: SeriesHandle[];
+  /** series.length + 1 entries. */
+  offsets: Uint32Array;
+  timestamps: Float64Array;
+  values: Float64Array;
+}
+
+/** Number of samples in a columnar batch. */
+export function columnsSampleCount(c: MetricColumns): number {
+  return c.offsets[c.series.length] ?? 0;
+}
+
+/** The row form of a columnar batch (for backends and listeners that take MetricSeriesInput). */
+export function columnsToSeries(c: MetricColumns): MetricSeriesInput[] {
+  const out: MetricSeriesInput[] = new Array(c.series.length);
+  for (let k = 0; k < c.series.length; k++) {
+    const samples: Sample[] = [];
+    for (let i = c.offsets[k]!; i < c.offsets[k + 1]!; i++) samples.push({ t: c.timestamps[i]!, v: c.values[i]! });
+    out[k] = { labels: c.series[k]!.labels, samples };
+  }
+  return out;
+}
+
 /** What one ingest request carries after decoding. Every list is optional. */
 export interface IngestBatch {
   metrics?: MetricSeriesInput[];
+  /** Float samples in columnar form, stored together with `metrics` (see MetricColumns). */
+  metricColumns?: MetricColumns;
   metadata?: MetricMetadata[];
   logs?: LogRecord[];
   spans?: Span[];
@@ -170,6 +215,7 @@ export interface IngestBatch {
 export function batchRecordCount(b: IngestBatch): number {
   let n = 0;
   if (b.metrics) for (const s of b.metrics) n += s.samples.length;
+  if (b.metricColumns) n += columnsSampleCount(b.metricColumns);
   n += b.logs?.length ?? 0;
   n += b.spans?.length ?? 0;
   n += b.events?.length ?? 0;

@@ -9,6 +9,7 @@ import type {
   FloatHistogram,
   Labels,
   LogRecord,
+  MetricColumns,
   MetricMetadata,
   MetricSeriesInput,
   Span,
@@ -44,6 +45,12 @@ export interface StoredSeries {
 export interface MetricStore {
   /** Appends samples. Resolves once the samples are durable per the backend's fsync policy. */
   append(series: readonly MetricSeriesInput[]): Promise<void>;
+  /**
+   * Optional fast path: appends a columnar batch of float samples (same semantics and
+   * durability as `append`). May cache its series numbers in the batch's SeriesHandles.
+   * The ingest pipeline falls back to `append(columnsToSeries(c))` when absent.
+   */
+  appendColumns?(columns: MetricColumns): Promise<void>;
   appendMetadata(metadata: readonly MetricMetadata[]): Promise<void>;
   /** Series matching every matcher with samples in [mint, maxt] (inclusive, ms). */
   select(

@@ -8,7 +8,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { compileAlternatives, type LabelMatcher, type MatcherAlternatives } from '../../kernel/matchers.js';
-import type { Labels, MetricMetadata, MetricSeriesInput, Sample } from '../../kernel/models.js';
+import type { Labels, MetricColumns, MetricMetadata, MetricSeriesInput, Sample } from '../../kernel/models.js';
 import { distinctLabelNames, distinctLabelValues, labelsKey } from '../../kernel/models.js';
 import type { Logger } from '../../kernel/logger.js';
 import type {
@@ -41,6 +41,12 @@ const COMPACTED_CHUNK_SAMPLES = 120;
 
 const REC_SAMPLES = 1;
 const REC_METADATA = 2;
+/**
+ * A columnar batch (appendColumns): series defs as REC_SAMPLES, then per series its ref and
+ * sample count, then every timestamp and then every value as raw little-endian f64s (two
+ * memcpys from the batch's typed arrays instead of per-sample encoding).
+ */
+const REC_COLUMNS = 3;
 
 export interface MetricStoreOptions {
   dir: string;
@@ -109,6 +115,8 @@ export class EmbeddedMetricStore implements MetricStore {
   private headSamples = 0;
   private nextGen = 1;
   private readonly w = new ByteWriter(1 << 20);
+  /** Scratch for appendColumns (cleared after each call). */
+  private colEntries: SeriesEntry[] = [];
   private readonly segDir: string;
   private flushQueued = false;
   droppedOutOfBounds = 0;
@@ -172,6 +180,10 @@ export class EmbeddedMetricStore implements MetricStore {
       const ref = r.uvar();
       refs.set(ref, this.entryFor(readLabels(r)));
     }
+    if (kind === REC_COLUMNS) {
+      this.replayColumns(r, refs);
+      return;
+    }
     const nSeries = r.uvar();
     for (let i = 0; i < nSeries; i++) {
       const e = refs.get(r.uvar());
@@ -189,6 +201,33 @@ export class EmbeddedMetricStore implements MetricStore {
         }
       }
     }
+  }
+
+  private replayColumns(r: ByteReader, refs: Map<number, SeriesEntry>): void {
+    const nSeries = r.uvar();
+    const entries: SeriesEntry[] = new Array(nSeries);
+    const counts: number[] = new Array(nSeries);
+    let total = 0;
+    for (let k = 0; k < nSeries; k++) {
+      const e = refs.get(r.uvar());
+      if (!e) throw new Error('wal sample references an undefined series');
+      entries[k] = e;
+      counts[k] = r.uvar();
+      total += counts[k]!;
+    }
+    const buf = r.buf;
+    if (r.pos + total * 16 > buf.length) throw new Error('wal columns record is truncated');
+    let tp = r.pos;
+    let vp = r.pos + total * 8;
+    for (let k = 0; k < nSeries; k++) {
+      const e = entries[k]!;
+      for (let n = counts[k]!; n > 0; n--) {
+        this.addSample(e, buf.readDoubleLE(tp), buf.readDoubleLE(vp), undefined);
+        tp += 8;
+        vp += 8;
+      }
+    }
+    r.pos = vp;
   }
 
   private attachSegment(seg: MetricSegment): void {
@@ -293,6 +332,64 @@ export class EmbeddedMetricStore implements MetricStore {
           this.addSample(e, s.t, s.v, s);
         }
       }
+    }
+    const done = this.wal.append(w.take());
+    this.maybeFlush();
+    await done;
+  }
+
+  /**
+   * The columnar fast path (remote write). A batch's SeriesHandles remember this store's series
+   * id, so a known series is one array index: ids are never reused (a dropped series leaves
+   * `byId[id]` undefined and a returning label set gets a new id), which is what makes a
+   * remembered id safe to trust without comparing labels.
+   */
+  async appendColumns(c: MetricColumns): Promise<void> {
+    const n = c.series.length;
+    if (this.colEntries.length < n) this.colEntries = new Array(n);
+    const entries = this.colEntries;
+    const w = this.w;
+    w.reset();
+    w.u8(REC_COLUMNS);
+    const file = this.wal.currentFile;
+    const defsAt = w.pos;
+    let nDefs = 0;
+    w.ensure(5);
+    w.pos += 5; // room for the def count, patched below
+    for (let k = 0; k < n; k++) {
+      const h = c.series[k]!;
+      let e = h.storeOwner === this ? this.byId[h.storeRef] : undefined;
+      if (e === undefined) {
+        e = this.entryFor(h.labels);
+        h.storeOwner = this;
+        h.storeRef = e.id;
+      }
+      entries[k] = e;
+      if (e.walFile !== file) {
+        e.walFile = file;
+        w.uvar(e.id);
+        writeLabels(w, e.labels);
+        nDefs++;
+      }
+    }
+    patchVarint5(w.buf, defsAt, nDefs);
+    const off = c.offsets;
+    const total = off[n]!;
+    w.uvar(n);
+    for (let k = 0; k < n; k++) {
+      w.uvar(entries[k]!.id);
+      w.uvar(off[k + 1]! - off[k]!);
+    }
+    w.ensure(total * 16);
+    const ts = c.timestamps;
+    const vs = c.values;
+    w.buf.set(new Uint8Array(ts.buffer, ts.byteOffset, total * 8), w.pos);
+    w.buf.set(new Uint8Array(vs.buffer, vs.byteOffset, total * 8), w.pos + total * 8);
+    w.pos += total * 16;
+    for (let k = 0; k < n; k++) {
+      const e = entries[k]!;
+      for (let i = off[k]!, end = off[k + 1]!; i < end; i++) this.addSample(e, ts[i]!, vs[i]!, undefined);
+      entries[k] = undefined!;
     }
     const done = this.wal.append(w.take());
     this.maybeFlush();

@@ -26,7 +26,8 @@ export function checkLabels(labels: Record<string, string>, count: number): void
   if (labels.__name__ === undefined) throw new WireError('series without a metric name (__name__ label)');
 }
 
-function readLabel(r: Reader, end: number, into: Record<string, string>): boolean {
+/** Decodes one Label message into `into`; false when its value is empty (an absent label). */
+export function readLabel(r: Reader, end: number, into: Record<string, string>): boolean {
   let name = '';
   let value = '';
   while (r.pos < end) {
@@ -54,7 +55,7 @@ function readSample(r: Reader, end: number): Sample {
   return { t, v };
 }
 
-function readMetadata(r: Reader, end: number): MetricMetadata {
+export function readMetadata(r: Reader, end: number): MetricMetadata {
   let type = 0;
   let metric = '';
   let help = '';
@@ -122,7 +123,7 @@ export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels, cach
       let hash = 0;
       if (cache && labelsEnd > labelsStart) {
         hash = LabelSetCache.hash(view, labelsStart, labelsEnd);
-        cached = cache.get(hash, view, labelsStart, labelsEnd);
+        cached = cache.get(hash, view, labelsStart, labelsEnd)?.labels;
       }
       if (!cached) {
         labels = {};

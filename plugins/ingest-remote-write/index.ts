@@ -8,6 +8,7 @@ import { LookoutError } from '../../kernel/errors.js';
 import type { IngestDecoded, IngestRequest, IngestResponse, ReceiverRoute } from '../../kernel/extension-points.js';
 import type { Labels } from '../../kernel/models.js';
 import { definePlugin } from '../../kernel/plugin.js';
+import { decodeWriteRequestV1Columns } from './decode-columns.js';
 import { decodeWriteRequestV1, type DecodedWrite } from './decode-v1.js';
 import { decodeWriteRequestV2 } from './decode-v2.js';
 import { LabelSetCache } from './label-cache.js';
@@ -31,8 +32,12 @@ function decodeRequest(req: IngestRequest, cache: LabelSetCache, extra?: Labels)
   let d: DecodedWrite;
   let v2 = false;
   try {
-    if (proto === RW1_PROTO) d = decodeWriteRequestV1(req.body, extra, cache);
-    else if (proto === RW2_PROTO) {
+    if (proto === RW1_PROTO) {
+      // Float samples (the usual request) decode into columns; anything else the general way.
+      const c = decodeWriteRequestV1Columns(req.body, extra, cache);
+      if (c) return { batch: { metricColumns: c.columns, metadata: c.metadata }, respond: () => ({ status: 204 }) };
+      d = decodeWriteRequestV1(req.body, extra, cache);
+    } else if (proto === RW2_PROTO) {
       d = decodeWriteRequestV2(req.body, extra);
       v2 = true;
     } else {

@@ -340,10 +340,16 @@ async function main(): Promise<void> {
   if (sections.includes('remote-write')) {
     const samples = Number(arg('rw-samples', '4000000'));
     const lk = await startLookoutFor({});
+    // Server CPU over the generator's whole run (payload preparation included, when the server idles).
+    const cpu0 = process.cpuUsage();
     const r = await generate({ kind: 'rw', url: lk.url + '/ingester/write', headers: RW_HEADERS, concurrency, samples });
+    const cpu = process.cpuUsage(cpu0);
     await lk.stop();
     const lookoutRate = r.records / (r.elapsedMs / 1000);
     row(`remote write → Lookout (${lk.backend})`, `${Math.round(lookoutRate).toLocaleString('en')} samples/s  (${r.records} samples, ${r.requests} requests, ${JSON.stringify(r.statuses)})`);
+    const cpuNsPerSample = ((cpu.user + cpu.system) * 1000) / Math.max(1, r.records);
+    row('  Lookout process CPU per sample', `${Math.round(cpuNsPerSample)} ns (all threads; load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)})`);
+    figures.rwLookoutCpuNsPerSample = Math.round(cpuNsPerSample);
     figures.rwLookoutSamplesPerSec = Math.round(lookoutRate);
     figures.rwLookoutStatuses = r.statuses;
     figures.backend = lk.backend;

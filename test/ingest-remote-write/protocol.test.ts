@@ -70,6 +70,12 @@ test('RW 1.0 samples, staleness markers and metadata are stored; 204', async () 
   const seen: boolean[] = []; // booleans: pushing a NaN into a JS array may canonicalise it
   srv.lookout.kernel.get(Tokens.Ingest).onBatch((b) => {
     for (const s of b.metrics ?? []) if (s.labels.__name__ === 'rw_requests_total') for (const x of s.samples) seen.push(isStaleMarker(x.v));
+    const c = b.metricColumns; // float samples arrive in columnar form
+    if (c) {
+      c.series.forEach((h, k) => {
+        if (h.labels.__name__ === 'rw_requests_total') for (let i = c.offsets[k]!; i < c.offsets[k + 1]!; i++) seen.push(isStaleMarker(c.values[i]!));
+      });
+    }
   });
   const res = await post('/write', body);
   assert.is(res.status, 204);
