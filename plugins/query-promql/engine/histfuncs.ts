@@ -4,7 +4,7 @@ import type { Call } from '../parser/ast.js';
 import type { Evaluator, Steps } from './engine.js';
 import { allBuckets, CUSTOM_SCHEMA } from './histogram.js';
 import { dropMetricName, keyOf, sortLabels, METRIC_NAME } from './labels.js';
-import { almostEqual } from './mathutil.js';
+import { almostEqual, formatFloat } from './mathutil.js';
 import { ABSENT, FLOAT, HIST, newSeries, type StepSeries, type Value, type VectorValue } from './values.js';
 
 export async function evalHistogramFunction(ev: Evaluator, call: Call, steps: Steps): Promise<Value> {
@@ -13,13 +13,22 @@ export async function evalHistogramFunction(ev: Evaluator, call: Call, steps: St
   if (f === 'histogram_quantile') {
     const q = await ev.evalScalarArg(call.args[0]!, steps);
     const v = await ev.evalVector(call.args[1]!, steps);
-    return histogramQuantile(ev, call, q, v, n);
+    return histogramQuantile(ev, q, call.args[0]!.pos, v, n, call.args[1]!.pos);
   }
+  if (f === 'histogram_quantiles') return histogramQuantiles(ev, call, steps);
   if (f === 'histogram_fraction') {
     const lo = await ev.evalScalarArg(call.args[0]!, steps);
     const hi = await ev.evalScalarArg(call.args[1]!, steps);
     const v = await ev.evalVector(call.args[2]!, steps);
-    return mapHists(ev, v, (h, i) => histogramFraction(lo[i]!, hi[i]!, h));
+    return mapHists(ev, v, (h, i, s) => {
+      if (hasNanObservations(h)) {
+        ev.info(
+          `input to histogram_fraction has NaN observations, which are excluded from all fractions for metric name ${JSON.stringify(s.labels[METRIC_NAME] ?? '')}`,
+          call.args[2]!.pos,
+        );
+      }
+      return histogramFraction(lo[i]!, hi[i]!, h);
+    });
   }
   const v = await ev.evalVector(call.args[0]!, steps);
   switch (f) {
@@ -37,13 +46,13 @@ export async function evalHistogramFunction(ev: Evaluator, call: Call, steps: St
   return { kind: 'vector', series: [] };
 }
 
-function mapHists(ev: Evaluator, v: VectorValue, fn: (h: FloatHistogram, i: number) => number): VectorValue {
+function mapHists(ev: Evaluator, v: VectorValue, fn: (h: FloatHistogram, i: number, s: StepSeries) => number): VectorValue {
   const out: StepSeries[] = [];
   for (const s of v.series) {
     let any = false;
     for (let i = 0; i < s.has.length; i++) {
       if (s.has[i] === HIST) {
-        s.vals[i] = fn(s.hists![i]!, i);
+        s.vals[i] = fn(s.hists![i]!, i, s);
         s.has[i] = FLOAT;
         any = true;
       } else s.has[i] = ABSENT;
@@ -93,10 +102,22 @@ export function nativeQuantile(q: number, h: FloatHistogram): number {
     }
   }
   if (idx < 0) {
+    // The rank lies among NaN observations (counted, but in no bucket).
+    if (hasNanObservations(h)) return NaN;
     const last = buckets[buckets.length - 1];
     return last ? last.hi : NaN;
   }
   const b = buckets[idx]!;
+  if (count === rank) {
+    // The rank ends exactly at this bucket's upper edge: Prometheus answers with the lower edge of
+    // the next populated bucket (the same value unless empty buckets lie between).
+    for (let j = idx + 1; j < buckets.length; j++) {
+      const nb = buckets[j]!;
+      if (nb.count <= 0) continue;
+      if (h.schema !== CUSTOM_SCHEMA && nb.boundary === 3 && !h.negativeBuckets.some((x) => x > 0)) return 0;
+      return nb.lo;
+    }
+  }
   count -= b.count;
   rank -= count;
   const frac = b.count === 0 ? 0 : rank / b.count;
@@ -165,13 +186,53 @@ interface ClassicGroup {
   name: string;
 }
 
-function histogramQuantile(ev: Evaluator, call: Call, q: Float64Array, v: VectorValue, n: number): VectorValue {
+/**
+ * NaN observations count towards a native histogram's count but fall in no bucket; the sum is
+ * then NaN too.
+ */
+function hasNanObservations(h: FloatHistogram): boolean {
+  if (h.sum === h.sum) return false;
+  let total = h.zeroCount;
+  for (const b of h.positiveBuckets) total += b;
+  for (const b of h.negativeBuckets) total += b;
+  return h.count > total && h.count - total > 1e-12 * h.count;
+}
+
+/** histogram_quantiles(v, "label", q1, q2, ...): one output series per quantile, labelled with it. */
+async function histogramQuantiles(ev: Evaluator, call: Call, steps: Steps): Promise<VectorValue> {
+  const n = steps.ts.length;
+  const v = await ev.evalVector(call.args[0]!, steps);
+  const lv = await ev.eval(call.args[1]!, steps);
+  const label = lv.kind === 'string' ? lv.value : '';
+  const out: StepSeries[] = [];
+  for (let a = 2; a < call.args.length; a++) {
+    const q = await ev.evalScalarArg(call.args[a]!, steps);
+    const r = histogramQuantile(ev, q, call.args[a]!.pos, v, n, call.args[0]!.pos, true);
+    // Each output carries its quantile (per step constant in practice: the first step's value).
+    for (const s of r.series) {
+      s.labels = sortLabels({ ...s.labels, [label]: formatFloat(q[0]!) });
+      out.push(s);
+    }
+  }
+  const res: VectorValue = { kind: 'vector', series: out };
+  if (!ev.delayed) ev.checkDuplicates(res);
+  return res;
+}
+
+function histogramQuantile(
+  ev: Evaluator,
+  q: Float64Array,
+  qPos: { start: number },
+  v: VectorValue,
+  n: number,
+  pos: { start: number },
+  skipDupCheck = false,
+): VectorValue {
   for (const x of new Set(q)) {
-    if (!(x >= 0 && x <= 1)) ev.warn(`quantile value should be between 0 and 1, got ${x}`, call.args[0]!.pos);
+    if (!(x >= 0 && x <= 1)) ev.warn(`quantile value should be between 0 and 1, got ${x}`, qPos);
   }
   const groups = new Map<string, ClassicGroup>();
   const out: StepSeries[] = [];
-  const pos = call.args[1]!.pos;
   for (const s of v.series) {
     const name = s.labels[METRIC_NAME] ?? '';
     const isNative = s.has.some((x) => x === HIST);
@@ -180,7 +241,12 @@ function histogramQuantile(ev: Evaluator, call: Call, q: Float64Array, v: Vector
       const o = newSeries(ev.delayed ? s.labels : dropMetricName(s.labels), n, true);
       for (let i = 0; i < n; i++) {
         if (s.has[i] !== HIST) continue;
-        o.vals[i] = nativeQuantile(q[i]!, s.hists![i]!);
+        const h = s.hists![i]!;
+        o.vals[i] = nativeQuantile(q[i]!, h);
+        if (hasNanObservations(h)) {
+          const what = o.vals[i] !== o.vals[i] ? 'result is NaN' : 'result is skewed higher';
+          ev.info(`input to histogram_quantile has NaN observations, ${what} for metric name ${JSON.stringify(name)}`, pos);
+        }
         o.has[i] = FLOAT;
       }
       out.push(o);
@@ -228,7 +294,7 @@ function histogramQuantile(ev: Evaluator, call: Call, q: Float64Array, v: Vector
     if (o.has.some((x) => x !== ABSENT)) out.push(o);
   }
   const res: VectorValue = { kind: 'vector', series: out.filter((s) => s.has.some((x) => x !== ABSENT)) };
-  if (!ev.delayed) ev.checkDuplicates(res);
+  if (!ev.delayed && !skipDupCheck) ev.checkDuplicates(res);
   return res;
 }
 
