@@ -46,6 +46,8 @@ export interface LookoutConfig {
     retention: { metrics: string; logs: string; traces: string; events: string };
     /** How far behind the newest sample of a series an out-of-order sample may be (duration). */
     outOfOrderWindow: string;
+    /** Background merging of small log/span/event segments (embedded backend; docs/storage.md). */
+    merge?: { window: string; maxSegmentBytes: number };
   };
   plugins: string[];
   /** Options for individual (including third-party) plugins, keyed by plugin name. */
@@ -93,6 +95,7 @@ export function defaultConfig(): LookoutConfig {
       fsyncIntervalMs: 100,
       retention: { metrics: '15d', logs: '30d', traces: '7d', events: '30d' },
       outOfOrderWindow: '1h',
+      merge: { window: '1d', maxSegmentBytes: 256 * 1024 * 1024 },
     },
     plugins: ['*'],
     pluginOptions: {},
@@ -149,6 +152,7 @@ const SCHEMA: Schema = obj({
       events: str({ duration: true }),
     }),
     outOfOrderWindow: str({ duration: true }),
+    merge: obj({ window: str({ duration: true }), maxSegmentBytes: int(1 << 20, 2 ** 40) }),
   }),
   plugins: arr(str()),
   pluginOptions: { t: 'map', of: { t: 'map', of: { t: 'any' } } },

@@ -7,7 +7,8 @@
 import { closeSync, fstatSync, openSync, readSync, rmSync } from 'node:fs';
 import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { join } from 'node:path';
-import { writeFileAtomic } from './files.js';
+import { AtomicFile } from './files.js';
+import { readCovers, supersededGens, type GenRanges } from './segment-merge.js';
 import { pack, unpack } from './pack.js';
 
 const FOOTER = 24;
@@ -25,23 +26,51 @@ export interface BlockRef {
  * positions and returns the index object to store. Returns the file size.
  */
 export function writeDocSegment<I>(path: string, magic: string, blocks: readonly Uint8Array[], index: (refs: BlockRef[]) => I): number {
-  const parts: Uint8Array[] = [Buffer.from(magic.slice(0, 8).padEnd(8, '0'))];
-  let pos = 8;
-  const refs: BlockRef[] = [];
-  for (const b of blocks) {
-    const z = deflateRawSync(b, { level: 6 });
-    refs.push({ off: pos, len: z.length, raw: b.length });
-    parts.push(z);
-    pos += z.length;
+  const file = new AtomicFile(path);
+  try {
+    const w = new DocSegmentWriter(file, magic);
+    const refs = blocks.map((b) => w.add(b));
+    w.finish(index(refs));
+  } catch (e) {
+    file.abort();
+    throw e;
   }
-  const idx = pack(index(refs));
-  const footer = Buffer.alloc(FOOTER);
-  footer.writeDoubleLE(pos, 0);
-  footer.writeUInt32LE(idx.length, 8);
-  footer.writeUInt32LE(crc32(idx), 12);
-  Buffer.from(endOf(magic)).copy(footer, 16);
-  parts.push(idx, footer);
-  return writeFileAtomic(path, parts);
+  return file.commit();
+}
+
+/**
+ * Writes a segment block by block into `out` (a merge adds blocks as it produces them and
+ * yields in between); `finish` appends the index and the footer.
+ */
+export class DocSegmentWriter {
+  private pos = 8;
+
+  constructor(
+    private readonly out: { write(b: Uint8Array): void },
+    private readonly magic: string,
+  ) {
+    out.write(Buffer.from(magic.slice(0, 8).padEnd(8, '0')));
+  }
+
+  /** Deflates and appends one block; returns where it went. */
+  add(b: Uint8Array): BlockRef {
+    const z = deflateRawSync(b, { level: 6 });
+    const ref = { off: this.pos, len: z.length, raw: b.length };
+    this.out.write(z);
+    this.pos += z.length;
+    return ref;
+  }
+
+  finish(index: unknown): void {
+    const idx = pack(index);
+    const footer = Buffer.alloc(FOOTER);
+    footer.writeDoubleLE(this.pos, 0);
+    footer.writeUInt32LE(idx.length, 8);
+    footer.writeUInt32LE(crc32(idx), 12);
+    Buffer.from(endOf(this.magic)).copy(footer, 16);
+    this.out.write(idx);
+    this.out.write(footer);
+  }
 }
 
 const endOf = (magic: string) => magic.slice(0, 3) + 'END' + magic.slice(6, 8);
@@ -115,12 +144,12 @@ export interface OpenedSegments<S> {
  * Opens every `<10 digits>.<ext>` segment among `files`, oldest first. An unreadable segment is
  * logged and skipped rather than failing the start.
  */
-export function openSegmentFiles<S extends { index: { lastSeq: number } }>(
+export function openSegmentFiles<S extends { gen: number; index: { lastSeq: number; covers?: GenRanges }; close(): void }>(
   dir: string,
   files: readonly string[],
   ext: string,
   open: (gen: number, path: string) => S,
-  logger: { error(msg: string, fields?: Record<string, unknown>): void },
+  logger: { error(msg: string, fields?: Record<string, unknown>): void; info?(msg: string, fields?: Record<string, unknown>): void },
   kind: string,
 ): OpenedSegments<S> {
   const pattern = /^\d{10}\.[a-z]+$/;
@@ -140,6 +169,15 @@ export function openSegmentFiles<S extends { index: { lastSeq: number } }>(
     }
     out.nextGen = gen + 1;
   }
+  // Inputs of a merge that a crash left next to its output (see segment-merge.ts): the output
+  // has every record they hold.
+  const gone = supersededGens(gens, out.segments.map((s) => ({ gen: s.gen, covers: readCovers(s.index.covers) })));
+  if (gone.size > 0) {
+    for (const s of out.segments) if (gone.has(s.gen)) s.close();
+    out.segments = out.segments.filter((s) => !gone.has(s.gen));
+    for (const gen of gone) rmSync(join(dir, segmentFileName(gen, ext)), { force: true });
+    logger.info?.(`removed ${kind} segments replaced by a merge`, { gens: [...gone] });
+  }
   return out;
 }
 
@@ -148,7 +186,7 @@ export function openSegmentFiles<S extends { index: { lastSeq: number } }>(
  * deletes their files, drops their cached blocks and closes them after `closeDelayMs` (a scan that
  * already holds one may still be reading it). Returns the segments to keep and how many went.
  */
-export function dropExpiredSegments<S extends { gen: number; file: { path: string }; close(): void }>(
+export function dropExpiredSegments<S extends { cachePrefix: string; file: { path: string }; close(): void }>(
   segments: readonly S[],
   newestNs: (s: S) => bigint,
   cutoffNs: bigint,
@@ -164,7 +202,7 @@ export function dropExpiredSegments<S extends { gen: number; file: { path: strin
     }
     expired++;
     rmSync(s.file.path, { force: true });
-    cache.dropPrefix(`${s.gen}:`);
+    cache.dropPrefix(s.cachePrefix);
     setTimeout(() => s.close(), closeDelayMs).unref();
   }
   return { kept, expired };

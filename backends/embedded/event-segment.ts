@@ -9,7 +9,9 @@ import type { LabelMatcher, ValuePredicate } from '../../kernel/matchers.js';
 import { compileMatcher } from '../../kernel/matchers.js';
 import type { EventRecord } from '../../kernel/models.js';
 import type { BlockCache } from './block-cache.js';
-import { DocSegmentFile, writeDocSegment, type BlockRef } from './doc-segment-file.js';
+import { DocSegmentFile, DocSegmentWriter, type BlockRef } from './doc-segment-file.js';
+import { AtomicFile } from './files.js';
+import type { GenRanges } from './segment-merge.js';
 import { pack, unpack } from './pack.js';
 
 export const EVENT_MAGIC = 'LKESEG01';
@@ -37,6 +39,8 @@ export interface EventSegmentIndex {
   minTs: bigint;
   maxTs: bigint;
   blocks: EventBlockMeta[];
+  /** Generations a merged segment replaces (absent unless merged). */
+  covers?: GenRanges;
 }
 
 export const byTimeSeq = (a: EventRow, b: EventRow): number =>
@@ -63,35 +67,61 @@ function labelValues(rows: readonly EventRow[]): Record<string, string[] | null>
 /** Writes `rows` as a segment (sorting them); returns its index and size. */
 export function writeEventSegment(path: string, rows: EventRow[], lastSeq: number): { index: EventSegmentIndex; bytes: number } {
   rows.sort(byTimeSeq);
-  const payloads: Uint8Array[] = [];
-  const metas: Omit<EventBlockMeta, 'ref'>[] = [];
-  for (let i = 0; i < rows.length; i += EVENT_BLOCK) {
-    const part = rows.slice(i, i + EVENT_BLOCK);
+  const file = new AtomicFile(path);
+  let index: EventSegmentIndex;
+  try {
+    const b = new EventSegmentBuilder(new DocSegmentWriter(file, EVENT_MAGIC));
+    for (let i = 0; i < rows.length; i += EVENT_BLOCK) b.addBlock(rows.slice(i, i + EVENT_BLOCK));
+    index = b.finish(lastSeq);
+  } catch (e) {
+    file.abort();
+    throw e;
+  }
+  return { index, bytes: file.commit() };
+}
+
+/** Builds an event segment from blocks of rows given in (timestamp, seq) order. */
+export class EventSegmentBuilder {
+  private readonly blocks: EventBlockMeta[] = [];
+  private events = 0;
+  private minTs = 0n;
+  private maxTs = 0n;
+
+  constructor(private readonly w: DocSegmentWriter) {}
+
+  /** Adds one block (at most EVENT_BLOCK rows, sorted, after every row added before). */
+  addBlock(part: readonly EventRow[]): void {
+    if (part.length === 0) return;
     let minSeq = Infinity;
     let maxSeq = 0;
     for (const r of part) {
       if (r.seq < minSeq) minSeq = r.seq;
       if (r.seq > maxSeq) maxSeq = r.seq;
     }
-    metas.push({ n: part.length, minTs: part[0]!.doc.timestampNs, maxTs: part[part.length - 1]!.doc.timestampNs, minSeq, maxSeq, labels: labelValues(part) });
-    payloads.push(pack(part.map((r) => [r.seq, r.doc])));
+    const minTs = part[0]!.doc.timestampNs;
+    const maxTs = part[part.length - 1]!.doc.timestampNs;
+    const ref = this.w.add(pack(part.map((r) => [r.seq, r.doc])));
+    this.blocks.push({ n: part.length, minTs, maxTs, minSeq, maxSeq, labels: labelValues(part), ref });
+    if (this.events === 0) this.minTs = minTs;
+    this.maxTs = maxTs;
+    this.events += part.length;
   }
-  let index!: EventSegmentIndex;
-  const bytes = writeDocSegment(path, EVENT_MAGIC, payloads, (refs) => {
-    index = {
-      lastSeq,
-      events: rows.length,
-      minTs: rows.length ? rows[0]!.doc.timestampNs : 0n,
-      maxTs: rows.length ? rows[rows.length - 1]!.doc.timestampNs : 0n,
-      blocks: metas.map((m, i) => ({ ...m, ref: refs[i]! })),
-    };
+
+  /** Writes the index; `covers` marks a merge output. */
+  finish(lastSeq: number, covers?: GenRanges): EventSegmentIndex {
+    const index: EventSegmentIndex = { lastSeq, events: this.events, minTs: this.minTs, maxTs: this.maxTs, blocks: this.blocks };
+    if (covers && covers.length > 0) index.covers = covers;
+    this.w.finish(index);
     return index;
-  });
-  return { index, bytes };
+  }
 }
+
+let nextUid = 1;
 
 export class EventSegment {
   readonly file: DocSegmentFile<EventSegmentIndex>;
+  /** Cache key prefix, unique per opened object (a merged segment takes its newest input's gen). */
+  readonly cachePrefix: string;
 
   constructor(
     readonly gen: number,
@@ -99,6 +129,7 @@ export class EventSegment {
     private readonly cache: BlockCache<EventRow[]>,
   ) {
     this.file = new DocSegmentFile<EventSegmentIndex>(path, EVENT_MAGIC);
+    this.cachePrefix = `${gen}.${nextUid++}:`;
   }
 
   get index(): EventSegmentIndex {
@@ -108,10 +139,12 @@ export class EventSegment {
   /** Rows of block `i` in (timestamp, seq) order (shared with the cache: do not mutate). */
   block(i: number): EventRow[] {
     const ref = this.index.blocks[i]!.ref;
-    return this.cache.get(`${this.gen}:${i}`, () => ({
-      value: unpack<Array<[number, EventRecord]>>(this.file.block(ref)).map(([seq, doc]) => ({ seq, doc })),
-      weight: ref.raw * 4,
-    }));
+    return this.cache.get(`${this.cachePrefix}${i}`, () => ({ value: this.uncachedBlock(i), weight: ref.raw * 4 }));
+  }
+
+  /** Rows of block `i` read past the cache (for a merge, which reads every block once). */
+  uncachedBlock(i: number): EventRow[] {
+    return unpack<Array<[number, EventRecord]>>(this.file.block(this.index.blocks[i]!.ref)).map(([seq, doc]) => ({ seq, doc }));
   }
 
   close(): void {

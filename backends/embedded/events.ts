@@ -15,7 +15,10 @@ import type { EventRecord } from '../../kernel/models.js';
 import type { EventScanQuery, EventStore } from '../../kernel/storage.js';
 import type { DocStoreOptions } from './docs.js';
 import { SegmentedDocStore } from './segmented-doc-store.js';
-import { byTimeSeq, compileBlockLabelTest, EventSegment, writeEventSegment, type EventRow } from './event-segment.js';
+import type { DocSegmentWriter } from './doc-segment-file.js';
+import { mergeEventSegments } from './doc-merge.js';
+import type { GenRanges } from './segment-merge.js';
+import { byTimeSeq, compileBlockLabelTest, EVENT_MAGIC, EventSegment, writeEventSegment, type EventRow } from './event-segment.js';
 
 export interface EventStoreOptions extends DocStoreOptions {
   /** Events in the head before it is flushed into a segment (default 50,000). */
@@ -63,6 +66,10 @@ export class EmbeddedEventStore
   }
   protected newestNs(seg: EventSegment): bigint {
     return seg.index.maxTs;
+  }
+  protected readonly magic = EVENT_MAGIC;
+  protected writeMerged(inputs: readonly EventSegment[], w: DocSegmentWriter, lastSeq: number, covers: GenRanges, tick: () => Promise<void>): Promise<void> {
+    return mergeEventSegments(inputs, w, lastSeq, covers, tick);
   }
 
   append(events: readonly EventRecord[]): Promise<void> {

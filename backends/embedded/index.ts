@@ -13,6 +13,7 @@ import { EmbeddedLogStore } from './logs.js';
 import { EmbeddedMetaStore } from './meta.js';
 import { EmbeddedMetricStore } from './metrics.js';
 import { EmbeddedTraceStore } from './traces.js';
+import { mergePolicy, type MergeSettings } from './segment-merge.js';
 import type { FsyncPolicy } from './wal.js';
 
 export interface EmbeddedOptions {
@@ -32,6 +33,11 @@ export interface EmbeddedOptions {
   /** Spans / events in their heads before a flush into a segment. */
   tracesMaxHeadSpans?: number;
   eventsMaxHeadEvents?: number;
+  /**
+   * Background merging of small log, span and event segments (see segment-merge.ts). Absent =
+   * off for direct callers (tests, benchmarks); the plugin always passes the configured policy.
+   */
+  merge?: MergeSettings;
   now?: () => number;
 }
 
@@ -40,6 +46,8 @@ export interface MaintenanceReport {
   flushedLogs: number;
   compacted: number;
   expiredSegments: number;
+  /** Merges of small log, span and event segments done by this pass. */
+  mergedSegments: number;
 }
 
 export interface EmbeddedBackend extends StorageBackend {
@@ -94,7 +102,7 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
     const at = m.now ?? now();
     // Heads are flushed at least every hour so the WAL (and restart time) stays bounded.
     const flush = m.flush ?? at - lastHeadFlush >= 3600_000;
-    const report: MaintenanceReport = { flushedSamples: 0, flushedLogs: 0, compacted: 0, expiredSegments: 0 };
+    const report: MaintenanceReport = { flushedSamples: 0, flushedLogs: 0, compacted: 0, expiredSegments: 0, mergedSegments: 0 };
     if (flush) {
       lastHeadFlush = at;
       report.flushedSamples = await metrics.serial(() => metrics.flushHead());
@@ -107,6 +115,12 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
     report.expiredSegments += await logs.serial(() => logs.applyRetention(at, retention.logs));
     report.expiredSegments += await traces.wal.serial(() => traces.applyRetention(at, retention.traces));
     report.expiredSegments += await events.wal.serial(() => events.applyRetention(at, retention.events));
+    // After retention, outside the maintenance chains: head flushes and appends go on meanwhile.
+    if (o.merge) {
+      report.mergedSegments += await logs.mergeSegments(mergePolicy(retention.logs, o.merge));
+      report.mergedSegments += await traces.mergeSegments(mergePolicy(retention.traces, o.merge));
+      report.mergedSegments += await events.mergeSegments(mergePolicy(retention.events, o.merge));
+    }
     return report;
   };
 
@@ -181,6 +195,10 @@ export default definePlugin({
             events: parseDurationMs(r.events),
           },
           outOfOrderWindowMs: parseDurationMs(config.storage.outOfOrderWindow),
+          merge: {
+            windowMs: parseDurationMs(config.storage.merge?.window ?? '1d'),
+            maxBytes: config.storage.merge?.maxSegmentBytes,
+          },
         });
       },
     });

@@ -7,7 +7,9 @@
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { BlockCache } from './block-cache.js';
-import { dropExpiredSegments, openSegmentFiles, segmentFileName } from './doc-segment-file.js';
+import { DocSegmentWriter, dropExpiredSegments, openSegmentFiles, segmentFileName } from './doc-segment-file.js';
+import { AtomicFile } from './files.js';
+import { coverOf, MergeAbandoned, MergeRunner, planMerge, readCovers, yieldToLoop, type GenRanges, type MergePolicy } from './segment-merge.js';
 import { DocWal, type DocStoreOptions } from './docs.js';
 import { upgradeLegacySegments } from './legacy-doc-segments.js';
 
@@ -17,7 +19,9 @@ const CLOSE_DELAY_MS = 60_000;
 export interface StoredSegment {
   readonly gen: number;
   readonly file: { readonly path: string; readonly size: number };
-  readonly index: { readonly lastSeq: number };
+  readonly index: { readonly lastSeq: number; readonly covers?: GenRanges };
+  /** Prefix of this object's block-cache keys. */
+  readonly cachePrefix: string;
   close(): void;
 }
 
@@ -38,6 +42,7 @@ export abstract class SegmentedDocStore<Doc, Seg extends StoredSegment, CacheVal
   readonly cache: BlockCache<CacheValue>;
   private nextGen = 1;
   private flushQueued = false;
+  private readonly merger = new MergeRunner();
 
   constructor(
     protected readonly baseOpts: DocStoreOptions,
@@ -60,6 +65,10 @@ export abstract class SegmentedDocStore<Doc, Seg extends StoredSegment, CacheVal
   protected abstract openSegment(gen: number, path: string): Seg;
   /** Newest timestamp (ns) in a segment, for retention. */
   protected abstract newestNs(seg: Seg): bigint;
+  /** Writes the records of `inputs` (generation order) as one segment (see doc-merge.ts). */
+  protected abstract writeMerged(inputs: readonly Seg[], w: DocSegmentWriter, lastSeq: number, covers: GenRanges, tick: () => Promise<void>): Promise<void>;
+  /** The segment file magic. */
+  protected abstract readonly magic: string;
 
   private readonly onDoc = (doc: Doc, seq: number): void => this.addToHead(doc, seq);
 
@@ -127,6 +136,73 @@ export abstract class SegmentedDocStore<Doc, Seg extends StoredSegment, CacheVal
     return expired;
   }
 
+  /**
+   * Merges small segments per `policy` (see segment-merge.ts) until nothing qualifies; returns
+   * the merges done. Runs beside appends, flushes and queries: only the swap is synchronous.
+   */
+  mergeSegments(policy: MergePolicy): Promise<number> {
+    return this.merger.run(async () => {
+      let done = 0;
+      for (;;) {
+        if (this.merger.stopped) return done;
+        const group = planMerge(
+          this.segments.map((seg) => ({ seg, gen: seg.gen, bytes: seg.file.size, newestNs: this.newestNs(seg) })),
+          policy,
+        );
+        if (!group) return done;
+        try {
+          await this.mergeGroup(group.map((g) => g.seg));
+          done++;
+        } catch (e) {
+          if (e instanceof MergeAbandoned) return done;
+          throw e;
+        }
+      }
+    });
+  }
+
+  private async mergeGroup(inputs: Seg[]): Promise<void> {
+    inputs.sort((a, b) => a.gen - b.gen);
+    const target = inputs[inputs.length - 1]!;
+    const started = performance.now();
+    const check = () => {
+      if (this.merger.stopped) throw new MergeAbandoned('store closing');
+      const live = new Set(this.segments);
+      if (!inputs.every((s) => live.has(s))) throw new MergeAbandoned('an input segment was removed');
+    };
+    // The merged file is renamed over the newest input and lists what it covers (crash safety).
+    const file = new AtomicFile(target.file.path);
+    try {
+      const lastSeq = Math.max(...inputs.map((s) => s.index.lastSeq));
+      const covers = coverOf(inputs.map((s) => ({ gen: s.gen, covers: readCovers(s.index.covers) })));
+      await this.writeMerged(inputs, new DocSegmentWriter(file, this.magic), lastSeq, covers, async () => {
+        await yieldToLoop();
+        check();
+      });
+      file.sync();
+      // Synchronous from here to the swap: no query, flush or retention interleaves.
+      check();
+      file.publish();
+      const merged = this.openSegment(target.gen, target.file.path);
+      const gone = new Set(inputs);
+      this.segments = [...this.segments.filter((s) => !gone.has(s)), merged].sort((a, b) => a.gen - b.gen);
+      for (const s of inputs) {
+        this.cache.dropPrefix(s.cachePrefix);
+        if (s !== target) rmSync(s.file.path, { force: true });
+        // Queries that started before the swap may still read the inputs.
+        setTimeout(() => s.close(), CLOSE_DELAY_MS).unref();
+      }
+      this.baseOpts.logger.info(`merged ${this.spec.kind} segments`, {
+        inputs: inputs.length,
+        bytes: merged.file.size,
+        ms: Math.round(performance.now() - started),
+      });
+    } catch (e) {
+      file.abort();
+      throw e;
+    }
+  }
+
   /** Bytes on disk: segments plus WAL. */
   bytes(): number {
     let n = this.wal.walBytes;
@@ -139,6 +215,7 @@ export abstract class SegmentedDocStore<Doc, Seg extends StoredSegment, CacheVal
   }
 
   async close(opts: { flushHead: boolean }): Promise<void> {
+    await this.merger.stop();
     await this.wal.idle();
     if (opts.flushHead) await this.wal.serial(() => this.flushHead());
     await this.wal.close();

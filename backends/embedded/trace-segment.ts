@@ -25,7 +25,9 @@
  */
 import type { AttributeValue, Span, SpanStatusCode } from '../../kernel/models.js';
 import type { BlockCache } from './block-cache.js';
-import { DocSegmentFile, writeDocSegment, type BlockRef } from './doc-segment-file.js';
+import { DocSegmentFile, DocSegmentWriter, type BlockRef } from './doc-segment-file.js';
+import { AtomicFile } from './files.js';
+import type { GenRanges } from './segment-merge.js';
 import { bloomHas, hash2, stringBloom } from './hash-bloom.js';
 import { pack, unpack } from './pack.js';
 
@@ -58,6 +60,8 @@ export interface TraceSegmentIndex {
   blocks: TraceBlockMeta[];
   /** Block blooms also hold `key=element` for array attributes (absent in older segments). */
   elemKeys?: boolean;
+  /** Generations a merged segment replaces (absent unless merged). */
+  covers?: GenRanges;
 }
 
 /** u32s per id-table row: hash hi, hash lo, block, offset, length. */
@@ -108,30 +112,73 @@ function attrKeys(s: Span, into: Set<string>): void {
 
 /** Writes `traces` (lowercased trace id → spans) as a segment; returns its index and size. */
 export function writeTraceSegment(path: string, traces: Map<string, Span[]>, lastSeq: number): { index: TraceSegmentIndex; bytes: number } {
-  const groups = [...traces].map(([id, spans]) => {
-    let min = spans[0]!.startTimeUnixNano;
-    for (const s of spans) if (s.startTimeUnixNano < min) min = s.startTimeUnixNano;
-    return { id, spans, min };
-  });
+  const groups = [...traces].map(([id, spans]) => ({ id, spans, min: minStart(spans) }));
   groups.sort((a, b) => (a.min < b.min ? -1 : a.min > b.min ? 1 : 0));
+  const file = new AtomicFile(path);
+  let index: TraceSegmentIndex;
+  try {
+    const b = new TraceSegmentBuilder(new DocSegmentWriter(file, TRACE_MAGIC));
+    for (const g of groups) b.add(g.id, g.spans);
+    index = b.finish(lastSeq);
+  } catch (e) {
+    file.abort();
+    throw e;
+  }
+  return { index, bytes: file.commit() };
+}
 
-  const payloads: Uint8Array[] = [];
-  const metas: Omit<TraceBlockMeta, 'ref' | 'sref'>[] = [];
-  const idRows: Array<[number, number, number, number, number]> = [];
-  let cur: Span[] = [];
-  let parts: Buffer[] = [];
-  let partBytes = 0;
-  let traceOffs: number[] = [];
-  let traceFirst: number[] = [];
-  const keys = new Set<string>();
-  let spanCount = 0;
-  const closeBlock = () => {
+export function minStart(spans: readonly Span[]): bigint {
+  let min = spans[0]!.startTimeUnixNano;
+  for (const s of spans) if (s.startTimeUnixNano < min) min = s.startTimeUnixNano;
+  return min;
+}
+
+/**
+ * Builds a span segment from whole traces added in order of their first start time (a head
+ * flush sorts them; a merge produces them in that order), one block per ~TRACE_BLOCK_SPANS spans.
+ */
+export class TraceSegmentBuilder {
+  private readonly metas: TraceBlockMeta[] = [];
+  private readonly idRows: Array<[number, number, number, number, number]> = [];
+  private readonly ids: string[] = [];
+  private cur: Span[] = [];
+  private parts: Buffer[] = [];
+  private partBytes = 0;
+  private traceOffs: number[] = [];
+  private traceFirst: number[] = [];
+  private readonly keys = new Set<string>();
+  spans = 0;
+
+  constructor(private readonly w: DocSegmentWriter) {}
+
+  /** Adds one trace (`id` lowercased; every span of it this segment will hold). */
+  add(id: string, spans: readonly Span[]): void {
+    const [h1, h2] = hash2(id);
+    const bytes = pack(spans);
+    this.ids.push(id);
+    this.idRows.push([h1, h2, this.metas.length, this.partBytes, bytes.length]);
+    this.traceOffs.push(this.partBytes);
+    this.traceFirst.push(this.cur.length);
+    this.parts.push(bytes);
+    this.partBytes += bytes.length;
+    for (const s of spans) this.cur.push(s);
+    if (this.cur.length >= TRACE_BLOCK_SPANS) this.closeBlock();
+  }
+
+  /** Blocks written so far (a merge yields after each). */
+  get blocks(): number {
+    return this.metas.length;
+  }
+
+  private closeBlock(): void {
+    const cur = this.cur;
     if (cur.length === 0) return;
     let minStart = cur[0]!.startTimeUnixNano;
     let maxEnd = cur[0]!.endTimeUnixNano;
     let minDur = Infinity;
     let maxDur = -Infinity;
     let status = 0;
+    const keys = this.keys;
     keys.clear();
     for (const s of cur) {
       if (s.startTimeUnixNano < minStart) minStart = s.startTimeUnixNano;
@@ -142,49 +189,41 @@ export function writeTraceSegment(path: string, traces: Map<string, Span[]>, las
       status |= STATUS_BIT[s.status.code] ?? 7;
       attrKeys(s, keys);
     }
-    metas.push({ n: cur.length, minStart, maxEnd, minDur, maxDur, status, bloom: stringBloom(keys, keys.size) });
-    payloads.push(encodeSummary(cur, traceOffs, traceFirst, partBytes), Buffer.concat(parts));
-    spanCount += cur.length;
-    cur = [];
-    parts = [];
-    partBytes = 0;
-    traceOffs = [];
-    traceFirst = [];
-  };
-  for (const g of groups) {
-    const [h1, h2] = hash2(g.id);
-    const bytes = pack(g.spans);
-    idRows.push([h1, h2, metas.length, partBytes, bytes.length]);
-    traceOffs.push(partBytes);
-    traceFirst.push(cur.length);
-    parts.push(bytes);
-    partBytes += bytes.length;
-    for (const s of g.spans) cur.push(s);
-    if (cur.length >= TRACE_BLOCK_SPANS) closeBlock();
+    const sref = this.w.add(encodeSummary(cur, this.traceOffs, this.traceFirst, this.partBytes));
+    const ref = this.w.add(Buffer.concat(this.parts));
+    this.metas.push({ n: cur.length, minStart, maxEnd, minDur, maxDur, status, bloom: stringBloom(keys, keys.size), sref, ref });
+    this.spans += cur.length;
+    this.cur = [];
+    this.parts = [];
+    this.partBytes = 0;
+    this.traceOffs = [];
+    this.traceFirst = [];
   }
-  closeBlock();
 
-  idRows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
-  const table = new Uint32Array(idRows.length * ID_ROW);
-  idRows.forEach((row, i) => table.set(row, i * ID_ROW));
-  payloads.push(new Uint8Array(table.buffer));
-
-  let index!: TraceSegmentIndex;
-  const bytes = writeDocSegment(path, TRACE_MAGIC, payloads, (refs) => {
-    index = {
+  /** Closes the last block, writes the id table and the index; `covers` marks a merge output. */
+  finish(lastSeq: number, covers?: GenRanges): TraceSegmentIndex {
+    this.closeBlock();
+    const idRows = this.idRows;
+    idRows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+    const table = new Uint32Array(idRows.length * ID_ROW);
+    idRows.forEach((row, i) => table.set(row, i * ID_ROW));
+    const idTable = this.w.add(new Uint8Array(table.buffer));
+    const metas = this.metas;
+    const index: TraceSegmentIndex = {
       lastSeq,
-      spans: spanCount,
-      traces: groups.length,
+      spans: this.spans,
+      traces: this.ids.length,
       minStart: metas.length ? metas.reduce((m, b) => (b.minStart < m ? b.minStart : m), metas[0]!.minStart) : 0n,
       maxEnd: metas.length ? metas.reduce((m, b) => (b.maxEnd > m ? b.maxEnd : m), metas[0]!.maxEnd) : 0n,
-      idBloom: stringBloom(traces.keys(), traces.size),
-      idTable: refs[refs.length - 1]!,
-      blocks: metas.map((m, i) => ({ ...m, sref: refs[2 * i]!, ref: refs[2 * i + 1]! })),
+      idBloom: stringBloom(this.ids, this.ids.length),
+      idTable,
+      blocks: metas,
       elemKeys: true,
     };
+    if (covers && covers.length > 0) index.covers = covers;
+    this.w.finish(index);
     return index;
-  });
-  return { index, bytes };
+  }
 }
 
 export const UNSUMMARIZED = 0xffff;
@@ -276,8 +315,12 @@ function decodeSummary(raw: Buffer): BlockSummary {
 }
 
 /** A live segment: the index in memory, blocks and the id table read through the cache. */
+let nextUid = 1;
+
 export class TraceSegment {
   readonly file: DocSegmentFile<TraceSegmentIndex>;
+  /** Cache key prefix, unique per opened object (a merged segment takes its newest input's gen). */
+  readonly cachePrefix: string;
 
   constructor(
     readonly gen: number,
@@ -285,6 +328,7 @@ export class TraceSegment {
     private readonly cache: BlockCache<BlockSummary | Uint32Array | Buffer>,
   ) {
     this.file = new DocSegmentFile<TraceSegmentIndex>(path, TRACE_MAGIC);
+    this.cachePrefix = `${gen}.${nextUid++}:`;
   }
 
   get index(): TraceSegmentIndex {
@@ -294,13 +338,22 @@ export class TraceSegment {
   /** The span summary of block `i`. */
   summary(i: number): BlockSummary {
     const ref = this.index.blocks[i]!.sref;
-    return this.cache.get(`${this.gen}:${i}:s`, () => ({ value: decodeSummary(this.file.block(ref)), weight: ref.raw + 256 })) as BlockSummary;
+    return this.cache.get(`${this.cachePrefix}${i}:s`, () => ({ value: decodeSummary(this.file.block(ref)), weight: ref.raw + 256 })) as BlockSummary;
   }
 
   /** The inflated data section of block `i`. */
   data(i: number): Buffer {
     const ref = this.index.blocks[i]!.ref;
-    return this.cache.get(`${this.gen}:${i}:d`, () => ({ value: this.file.block(ref), weight: ref.raw })) as Buffer;
+    return this.cache.get(`${this.cachePrefix}${i}:d`, () => ({ value: this.file.block(ref), weight: ref.raw })) as Buffer;
+  }
+
+  /**
+   * Summary and data of block `i` read past the cache (a merge reads every block once and must
+   * not evict what queries use).
+   */
+  uncachedBlock(i: number): { sum: BlockSummary; data: Buffer } {
+    const b = this.index.blocks[i]!;
+    return { sum: decodeSummary(this.file.block(b.sref)), data: this.file.block(b.ref) };
   }
 
   /** Decodes trace `t` of block `i`. */
@@ -311,7 +364,7 @@ export class TraceSegment {
   /** Spans of one trace (`id` lowercased) in this segment; [] when absent. */
   lookup(id: string): Span[] {
     if (!bloomHas(this.index.idBloom, id)) return [];
-    const table = this.cache.get(`${this.gen}:ids`, () => {
+    const table = this.cache.get(`${this.cachePrefix}ids`, () => {
       const b = this.file.block(this.index.idTable);
       // Copy into an aligned buffer: the inflated Buffer may sit at an odd offset of a pool.
       const t = new Uint32Array(b.length >>> 2);

@@ -17,7 +17,10 @@ import { spanLabels } from '../memory/index.js';
 import type { DocStoreOptions } from './docs.js';
 import { SegmentedDocStore } from './segmented-doc-store.js';
 import { bloomHas } from './hash-bloom.js';
-import { attrMatches, spanDuration, STATUS_BIT, TraceSegment, UNSUMMARIZED, writeTraceSegment, type BlockSummary, type TraceBlockMeta } from './trace-segment.js';
+import type { DocSegmentWriter } from './doc-segment-file.js';
+import { mergeTraceSegments } from './doc-merge.js';
+import type { GenRanges } from './segment-merge.js';
+import { attrMatches, spanDuration, STATUS_BIT, TRACE_MAGIC, TraceSegment, UNSUMMARIZED, writeTraceSegment, type BlockSummary, type TraceBlockMeta } from './trace-segment.js';
 
 export interface TraceStoreOptions extends DocStoreOptions {
   /** Spans in the head before it is flushed into a segment (default 100,000). */
@@ -71,6 +74,10 @@ export class EmbeddedTraceStore
   }
   protected newestNs(seg: TraceSegment): bigint {
     return seg.index.maxEnd;
+  }
+  protected readonly magic = TRACE_MAGIC;
+  protected writeMerged(inputs: readonly TraceSegment[], w: DocSegmentWriter, lastSeq: number, covers: GenRanges, tick: () => Promise<void>): Promise<void> {
+    return mergeTraceSegments(inputs, w, lastSeq, covers, tick);
   }
 
   append(spans: readonly Span[]): Promise<void> {
