@@ -315,7 +315,8 @@ function vectorVector(ev: Evaluator, e: BinaryExpr, lhs: VectorValue, rhs: Vecto
         let val: number;
         let h: FloatHistogram | undefined;
         if (e.returnBool) {
-          if (mh || oh) continue;
+          // Histograms compare only for (in)equality with each other.
+          if ((mh || oh) && !(mh && oh && (e.op === '==' || e.op === '!='))) continue;
           val = r.keep ? 1 : 0;
         } else {
           if (!r.keep) continue;

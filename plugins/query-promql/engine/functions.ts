@@ -131,7 +131,8 @@ export async function evalCall(ev: Evaluator, call: Call, steps: Steps): Promise
           if (s.has[i] === FLOAT) {
             cnt++;
             val = s.vals[i]!;
-          } else if (s.has[i] === HIST) cnt += 2;
+          }
+          // Histograms are ignored: only the float samples count.
         }
         if (cnt === 1) out[i] = val;
       }
@@ -1114,6 +1115,8 @@ const RANGE_FUNCS: Record<string, (w: Win, c: FnCtx) => RangeOut> = {
   mad_over_time: (w, c) =>
     floatsOnly(w, c, (w) => {
       const vals = windowFloats(w);
+      // A NaN sample makes the median, and so the deviation, undefined.
+      if (vals.some((x) => x !== x)) return NaN;
       const med = quantile(0.5, vals);
       return quantile(0.5, vals.map((x) => Math.abs(x - med)));
     }),

@@ -241,6 +241,7 @@ export function histNeg(h: FloatHistogram): FloatHistogram {
 export function histEqual(a: FloatHistogram, b: FloatHistogram): boolean {
   if (a.schema !== b.schema || a.count !== b.count || a.sum !== b.sum || a.zeroCount !== b.zeroCount) return false;
   if (a.zeroThreshold !== b.zeroThreshold) return false;
+  if (a.schema === CUSTOM_SCHEMA && !sameBounds(a.customValues, b.customValues)) return false;
   const eq = (x: Map<number, number>, y: Map<number, number>) => {
     for (const [k, v] of x) if (v !== 0 && y.get(k) !== v) return false;
     for (const [k, v] of y) if (v !== 0 && x.get(k) !== v) return false;
