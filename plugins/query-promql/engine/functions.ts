@@ -789,9 +789,27 @@ function histogramRate(w: Win, c: FnCtx, isCounter: boolean): FloatHistogram | u
       }
     }
   }
+  const mixWarn = () =>
+    c.ev.warn(`vector contains a mix of histograms with exponential and custom buckets schemas for metric name ${JSON.stringify(w.name)}`, pos);
+  const custom = first.schema === CUSTOM_SCHEMA;
+  for (let i = w.hlo + 1; i < w.hhi - 1; i++) {
+    if ((w.hh[i]!.schema === CUSTOM_SCHEMA) !== custom) {
+      mixWarn();
+      return undefined;
+    }
+  }
+  if ((last.schema === CUSTOM_SCHEMA) !== custom) {
+    // Two samples only: the switch of bucket kind is a counter reset, so the increase is the
+    // last histogram itself (the first one still bounds the extrapolation by its count).
+    if (!isCounter || w.hhi - w.hlo !== 2) {
+      mixWarn();
+      return undefined;
+    }
+    return { ...last, counterResetHint: 'not_reset' };
+  }
   const r = histAddSub(last, first, -1);
   if (r.incompatible) {
-    c.ev.warn(`vector contains a mix of histograms with exponential and custom buckets schemas for metric name ${JSON.stringify(w.name)}`, pos);
+    mixWarn();
     return undefined;
   }
   let res = r.h!;

@@ -280,6 +280,19 @@ export function histIsReset(prev: FloatHistogram, cur: FloatHistogram): boolean 
   if (cur.counterResetHint === 'reset') return true;
   if (cur.counterResetHint === 'not_reset') return false;
   if (cur.count < prev.count) return true;
+  if (cur.schema === CUSTOM_SCHEMA) {
+    // A switch to custom buckets is a reset; changed bounds compare at their common bounds.
+    if (prev.schema !== CUSTOM_SCHEMA) return true;
+    if (!sameBounds(prev.customValues, cur.customValues)) {
+      const vp = prev.customValues ?? [];
+      const vc = cur.customValues ?? [];
+      const common = vp.filter((x) => vc.includes(x));
+      const p = remapCustom(expand(prev.positiveSpans, prev.positiveBuckets), vp, common);
+      const c = remapCustom(expand(cur.positiveSpans, cur.positiveBuckets), vc, common);
+      for (const [i, v] of p) if ((c.get(i) ?? 0) < v) return true;
+      return false;
+    }
+  }
   if (cur.schema > prev.schema) return true;
   if (cur.zeroThreshold < prev.zeroThreshold) return true;
   if (cur.zeroCount < prev.zeroCount) return true;
