@@ -100,7 +100,8 @@ export function anyTimestampNs(v: unknown, field: string): bigint {
 
 export const nowNs = (): bigint => BigInt(Date.now()) * NS_PER_MS;
 
-const MAX_DEPTH = 8;
+/** Nesting depth past which objects are kept as JSON text instead of flattened. */
+export const MAX_DEPTH = 8;
 
 /**
  * Flattens a JSON value into dotted facet keys (`{"http":{"status":200}}` → `http.status=200`).
@@ -149,7 +150,7 @@ const joinedKeys = new Map<string, Map<string, string>>();
 let joinedCount = 0;
 const MAX_JOINED = 50_000;
 
-function joinKey(prefix: string, k: string): string {
+export function joinKey(prefix: string, k: string): string {
   if (prefix === '') return k;
   let m = joinedKeys.get(prefix);
   if (m === undefined) {
@@ -200,20 +201,32 @@ export class FieldPlan<S extends string> {
 
   /** Fills `values` (indexed like slotNames) and returns the facets. */
   apply(rec: Record<string, unknown>, values: (FacetValue | undefined)[]): Record<string, FacetValue> {
+    this.begin(values);
+    this.walk('', rec, 0);
+    return this.end();
+  }
+
+  /**
+   * The streaming form of apply for parsers that flatten as they read (the shipper's bulk
+   * scanner): begin, then `leaf` for every flattened leaf in document order, then end.
+   */
+  begin(values: (FacetValue | undefined)[]): void {
     const n = this.slotNames.length;
     this.prios = new Array(n).fill(Infinity);
     this.keys = new Array(n).fill(undefined);
     for (let i = 0; i < n; i++) values[i] = undefined;
     this.values = values;
     this.facets = {};
-    this.walk('', rec, 0);
+  }
+
+  end(): Record<string, FacetValue> {
     const facets = this.facets;
     this.facets = {};
     this.values = [];
     return facets;
   }
 
-  private leaf(k: string, v: FacetValue): void {
+  leaf(k: string, v: FacetValue): void {
     const m = this.byKey.get(k);
     if (m === undefined || (m.nonEmpty && v === '')) {
       this.facets[k] = v;

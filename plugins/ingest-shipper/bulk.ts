@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { badRequest } from '../../kernel/errors.js';
 import type { LogRecord } from '../../kernel/models.js';
 import { isRecord } from '../ingest-forwarder/log-fields.js';
-import { documentToLog, nowNs } from './documents.js';
+import { documentToLog, nowNs, scannedDocumentToLog } from './documents.js';
 
 export type BulkOp = 'index' | 'create' | 'delete' | 'update';
 
@@ -54,33 +54,51 @@ function parseLine(text: string, line: number, what: string): unknown {
   }
 }
 
+/**
+ * One pass over the body's bytes: lines are found with a native byte search and never joined
+ * or re-split; a repeated action line is recognised by comparing bytes (parsed once); index and
+ * create documents are read straight into facets by the scanner (doc-scan.ts), with JSON.parse
+ * only for what it declines. Lines not starting with `{` (blank lines, BOMs) are decoded and
+ * judged as text, as before.
+ */
 export function parseBulk(body: Buffer, defaultIndex: string | undefined): ParsedBulk {
-  const text = body.toString('utf8');
+  const len = body.length;
   const logs: LogRecord[] = [];
   const items: BulkItem[] = [];
-  const ids = new IdSource(text.length >>> 8);
+  const ids = new IdSource(len >>> 8);
   const now = nowNs();
   let pos = 0;
   let line = 0;
-  // The action awaiting its source line.
-  let lastActionText = '';
+  // The last action line parsed (byte range) and its value.
+  let lastStart = -1;
+  let lastEnd = -1;
   let lastAction: unknown;
+  // The action awaiting its source line.
   let pending: { op: BulkOp; index: string | undefined; id: string | undefined; line: number } | undefined;
-  while (pos < text.length) {
-    let end = text.indexOf('\n', pos);
-    if (end < 0) end = text.length;
+  while (pos < len) {
+    const start = pos;
+    let end = body.indexOf(10, pos);
+    if (end < 0) end = len;
     line++;
-    let s = text.slice(pos, end);
     pos = end + 1;
-    if (s.charCodeAt(0) !== 123 /* { */ && s.trim() === '') continue;
-    if (s.charCodeAt(s.length - 1) === 13) s = s.slice(0, -1);
+    if (body[start] !== 123 /* { */ && body.toString('utf8', start, end).trim() === '') continue;
+    if (end > start && body[end - 1] === 13) end--;
     if (pending) {
-      const doc = parseLine(s, line, 'document');
       const p = pending;
       pending = undefined;
+      const index = p.index ?? defaultIndex ?? '';
+      if (p.op !== 'update') {
+        const log = scannedDocumentToLog(body, start, end, index || undefined, now);
+        if (log) {
+          logs.push(log);
+          const generated = p.id === undefined;
+          items.push({ op: p.op, index, id: p.id ?? ids.next(), generated });
+          continue;
+        }
+      }
+      const doc = parseLine(body.toString('utf8', start, end), line, 'document');
       const generated = p.id === undefined;
       const id = p.id ?? ids.next();
-      const index = p.index ?? defaultIndex ?? '';
       if (p.op === 'update') {
         items.push({ op: p.op, index, id, error: { type: 'illegal_argument_exception', reason: 'update is not supported: logs are append-only' } });
         continue;
@@ -92,10 +110,11 @@ export function parseBulk(body: Buffer, defaultIndex: string | undefined): Parse
     }
     // Bulk bodies repeat the same action line; parse it once (the result is only read).
     let action: unknown;
-    if (s === lastActionText) action = lastAction;
+    if (lastStart >= 0 && end - start === lastEnd - lastStart && body.compare(body, lastStart, lastEnd, start, end) === 0) action = lastAction;
     else {
-      action = parseLine(s, line, 'action/metadata line');
-      lastActionText = s;
+      action = parseLine(body.toString('utf8', start, end), line, 'action/metadata line');
+      lastStart = start;
+      lastEnd = end;
       lastAction = action;
     }
     const keys = isRecord(action) ? Object.keys(action) : [];

@@ -5,6 +5,7 @@
  */
 import type { FacetValue, Labels, LogRecord } from '../../kernel/models.js';
 import { FieldPlan, anyTimestampNs, normalizeLevel, nowNs } from '../ingest-forwarder/log-fields.js';
+import { DocScanner } from './doc-scan.js';
 
 const plan = new FieldPlan(
   {
@@ -62,14 +63,34 @@ const slotScratch: (FacetValue | undefined)[] = [];
 export function documentToLog(doc: Record<string, unknown>, index: string | undefined, now: bigint): LogRecord {
   const v = slotScratch;
   const facets = plan.apply(doc, v);
+  return toLog(facets, v, index, now, v[1] === undefined ? JSON.stringify(doc) : String(v[1]));
+}
+
+function toLog(facets: Record<string, FacetValue>, v: (FacetValue | undefined)[], index: string | undefined, now: bigint, message: string): LogRecord {
   const labels = sharedLabels(normalizeLevel(v[2]), v);
   if (index !== undefined) facets._index = index;
   return {
     timestampNs: v[0] === undefined ? now : anyTimestampNs(v[0], '@timestamp'),
-    message: v[1] === undefined ? JSON.stringify(doc) : String(v[1]),
+    message,
     labels,
     facets,
   };
+}
+
+const scanner = new DocScanner(plan);
+
+/**
+ * The document in body[start, end) read in one pass (doc-scan.ts), exactly as documentToLog
+ * would map its JSON.parse; undefined when the scanner declines it (then parse it and call
+ * documentToLog) or when it has no message field (the message is then the whole document).
+ */
+export function scannedDocumentToLog(body: Buffer, start: number, end: number, index: string | undefined, now: bigint): LogRecord | undefined {
+  const v = slotScratch;
+  plan.begin(v);
+  const ok = scanner.scan(body, start, end);
+  const facets = plan.end();
+  if (!ok || v[1] === undefined) return undefined;
+  return toLog(facets, v, index, now, String(v[1]));
 }
 
 export { nowNs };
