@@ -280,10 +280,14 @@ function vectorVector(ev: Evaluator, e: BinaryExpr, lhs: VectorValue, rhs: Vecto
     ev.check();
     const sig = sigOf(ms.labels, m);
     const cands = oneBySig.get(sig);
-    if (!cands) {
-      if (m.fillRight !== undefined && !oneToMany) fillSide(ev, e, ms, null, m, n, outByKey, out, dropsName, false);
-      continue;
+    // fill_right: the "one" side is missing (Prometheus applies it after the group_right swap,
+    // so with group_right it stands in for the left operand).
+    if (m.fillRight !== undefined) {
+      const hit = cands ? new Uint8Array(n) : null;
+      if (hit) for (const c of cands!) for (let i = 0; i < n; i++) if (c.has[i] !== ABSENT) hit[i] = 1;
+      fillSide(ev, e, ms, hit, m, n, outByKey, out, dropsName, true, m.fillRight);
     }
+    if (!cands) continue;
     let seen = matchedAt.get(sig);
     if (!seen) matchedAt.set(sig, (seen = new Uint8Array(n)));
     for (const os of cands) {
@@ -340,39 +344,28 @@ function vectorVector(ev: Evaluator, e: BinaryExpr, lhs: VectorValue, rhs: Vecto
         }
         any = true;
       }
-      if (m.fillRight !== undefined) {
-        // Steps where the many side is present but no one-side series matched.
-        for (let i = 0; i < n; i++) {
-          if (ms.has[i] !== FLOAT || cands.some((c) => c.has[i] !== ABSENT)) continue;
-          const r = elemOp(ev, e, ms.vals[i]!, undefined, m.fillRight, undefined);
-          if (e.returnBool) {
-            o.vals[i] = r.keep ? 1 : 0;
-            o.has[i] = FLOAT;
-            any = true;
-          } else if (r.keep) {
-            o.vals[i] = isCmp ? ms.vals[i]! : r.v;
-            o.has[i] = FLOAT;
-            any = true;
-          }
-        }
-      }
       if (fresh && any) {
         outByKey.set(key, o);
         out.push(o);
       }
     }
   }
-  if (m.fillLeft !== undefined && !oneToMany) {
+  // fill_left: the "many" side is missing for a "one"-side series.
+  if (m.fillLeft !== undefined) {
     for (const os of one.series) {
       const om = oneMatched!.get(os);
-      fillSide(ev, e, os, om ?? null, m, n, outByKey, out, dropsName, true);
+      fillSide(ev, e, os, om ?? null, m, n, outByKey, out, dropsName, false, m.fillLeft);
     }
   }
   const v: VectorValue = { kind: 'vector', series: out };
   return v;
 }
 
-/** fill()/fill_left()/fill_right(): a missing side is replaced by the fill value. */
+/**
+ * fill()/fill_left()/fill_right(): a missing side is replaced by a sample with the fill value
+ * whose labels are only the match labels of the present series (as Prometheus synthesizes it).
+ * `realIsMany` says which side `s` is on; values go to the operator in written order.
+ */
 function fillSide(
   ev: Evaluator,
   e: BinaryExpr,
@@ -383,19 +376,26 @@ function fillSide(
   outByKey: Map<string, StepSeries>,
   out: StepSeries[],
   dropsName: boolean,
-  missingLeft: boolean,
+  realIsMany: boolean,
+  fill: number,
 ): void {
   const isCmp = CMP.has(e.op);
-  const lab = resultLabels(s.labels, s.labels, m, dropsName && !ev.delayed);
+  const synth = matchLabels(s.labels, m);
+  const lab = realIsMany
+    ? resultLabels(s.labels, synth, m, dropsName && !ev.delayed)
+    : resultLabels(synth, s.labels, m, dropsName && !ev.delayed);
   const key = keyOf(lab);
   let o = outByKey.get(key);
   const fresh = !o;
-  if (!o) o = newSeries(lab, n, dropsName || s.dropName);
+  if (!o) o = newSeries(lab, n, dropsName || (realIsMany && s.dropName));
+  const swap = m.card === 'one-to-many';
   let any = false;
   for (let i = 0; i < n; i++) {
     if (s.has[i] !== FLOAT || (matched && matched[i])) continue;
-    const a = missingLeft ? m.fillLeft! : s.vals[i]!;
-    const b = missingLeft ? s.vals[i]! : m.fillRight!;
+    const manyV = realIsMany ? s.vals[i]! : fill;
+    const oneV = realIsMany ? fill : s.vals[i]!;
+    const a = swap ? oneV : manyV;
+    const b = swap ? manyV : oneV;
     const r = elemOp(ev, e, a, undefined, b, undefined);
     if (o.has[i] !== ABSENT) continue;
     if (e.returnBool) {
@@ -411,6 +411,17 @@ function fillSide(
     outByKey.set(key, o);
     out.push(o);
   }
+}
+
+/** Prometheus' Labels.MatchLabels: the `on` labels, or all but the `ignoring` ones and the name. */
+function matchLabels(l: Labels, m: VectorMatching): Labels {
+  const out: Record<string, string> = {};
+  if (m.on) {
+    for (const k of m.labels) if (l[k] !== undefined) out[k] = l[k]!;
+  } else {
+    for (const k in l) if (k !== METRIC_NAME && !m.labels.includes(k)) out[k] = l[k]!;
+  }
+  return sortLabels(out);
 }
 
 function resultLabels(manyL: Labels, oneL: Labels, m: VectorMatching, dropName: boolean): Labels {
