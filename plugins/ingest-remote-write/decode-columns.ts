@@ -12,7 +12,7 @@
  */
 import type { Labels, MetricColumns, MetricMetadata, SeriesHandle } from '../../kernel/models.js';
 import { checkLabels, readLabel, readMetadata } from './decode-v1.js';
-import { LabelSetCache } from './label-cache.js';
+import { LabelSetCache, type LabelSetEntry } from './label-cache.js';
 import { Reader, WireError } from './wire.js';
 
 export interface DecodedColumns {
@@ -81,7 +81,7 @@ function decodeLabelRun(
   hash: number,
   cache: LabelSetCache,
   extraLabels: Labels | undefined,
-): SeriesHandle {
+): LabelSetEntry {
   const labels: Record<string, string> = {};
   let nLabels = 0;
   r.pos = start;
@@ -99,9 +99,10 @@ function decodeLabelRun(
 export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels | undefined, cache: LabelSetCache): DecodedColumns | undefined {
   const r = new Reader(buf);
   const view = LabelSetCache.view(buf);
-  // About 1 sample per 128 body bytes for typical Prometheus payloads; grows when more.
-  const cols = new ColumnsBuilder(Math.max(64, buf.length >>> 7));
+  // Typical Prometheus payloads carry 1 sample per ~100-150 body bytes; grows when more.
+  const cols = new ColumnsBuilder(Math.max(64, buf.length >>> 6));
   const metadata: MetricMetadata[] = [];
+  let prev: LabelSetEntry | null = null;
   while (r.pos < r.end) {
     const tag = r.varint();
     if (tag === 26) {
@@ -124,8 +125,15 @@ export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels
     const labelsEnd = r.pos;
     if (labelsEnd > end) throw new WireError('time series overruns its message');
     if (labelsEnd === labelsStart) return undefined; // labels after samples, or none: general path
-    const hash = LabelSetCache.hash(view, labelsStart, labelsEnd);
-    const handle = cache.get(hash, view, labelsStart, labelsEnd) ?? decodeLabelRun(r, buf, labelsStart, labelsEnd, hash, cache, extraLabels);
+    const guess = prev === null ? null : prev.next;
+    let handle: LabelSetEntry;
+    if (guess !== null && cache.matches(guess, view, labelsStart, labelsEnd)) handle = guess;
+    else {
+      const hash = LabelSetCache.hash(view, labelsStart, labelsEnd);
+      handle = cache.get(hash, view, labelsStart, labelsEnd) ?? decodeLabelRun(r, buf, labelsStart, labelsEnd, hash, cache, extraLabels);
+      if (prev !== null) prev.next = handle;
+    }
+    prev = handle;
     const from = cols.n;
     let p = labelsEnd;
     while (p < end) {

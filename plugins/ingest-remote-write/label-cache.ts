@@ -19,6 +19,13 @@ export interface LabelSetEntry extends SeriesHandle {
   readonly arena: DataView;
   readonly at: number;
   readonly len: number;
+  /** Cache generation the entry belongs to (-1: not in the cache). */
+  readonly gen: number;
+  /**
+   * The entry that followed this one in the last request: senders repeat series in the same
+   * order, so checking it first ({@link matches}) usually saves the hash and the map lookup.
+   */
+  next: LabelSetEntry | null;
 }
 
 const ARENA_BYTES = 1 << 20;
@@ -28,6 +35,8 @@ export class LabelSetCache {
   private arena: Uint8Array = new Uint8Array(ARENA_BYTES);
   private arenaView = new DataView(this.arena.buffer);
   private arenaPos = 0;
+  /** Bumped when the cache is cleared, so stale `next` guesses are not trusted. */
+  private gen = 0;
   constructor(private readonly maxEntries = 1 << 18) {}
 
   /** A DataView over a request body, for {@link hash} and {@link get}. */
@@ -45,6 +54,18 @@ export class LabelSetCache {
     h = Math.imul(h, 0x85ebca6b);
     h ^= h >>> 13;
     return h & 0x3fffffff;
+  }
+
+  /** Whether `e` is a live entry whose bytes equal view[start, end). */
+  matches(e: LabelSetEntry, view: DataView, start: number, end: number): boolean {
+    const len = end - start;
+    if (e.gen !== this.gen || e.len !== len) return false;
+    const a = e.arena;
+    const at = e.at;
+    let i = 0;
+    for (; i + 4 <= len; i += 4) if (a.getInt32(at + i, true) !== view.getInt32(start + i, true)) return false;
+    for (; i < len; i++) if (a.getUint8(at + i) !== view.getUint8(start + i)) return false;
+    return true;
   }
 
   /** The entry whose bytes equal view[start, end) (a hash collision is a miss), or undefined. */
@@ -69,12 +90,13 @@ export class LabelSetCache {
     if (this.map.size >= this.maxEntries) {
       // Crude bound: refills from the next requests.
       this.map.clear();
+      this.gen++;
       this.arena = new Uint8Array(ARENA_BYTES);
       this.arenaView = new DataView(this.arena.buffer);
       this.arenaPos = 0;
     }
     const len = end - start;
-    if (this.map.has(hash)) return { arena: this.arenaView, at: 0, len: -1, labels, storeOwner: null, storeRef: -1 };
+    if (this.map.has(hash)) return { arena: this.arenaView, at: 0, len: -1, gen: -1, next: null, labels, storeOwner: null, storeRef: -1 };
     if (this.arenaPos + len > this.arena.length) {
       this.arena = new Uint8Array(Math.max(ARENA_BYTES, len));
       this.arenaView = new DataView(this.arena.buffer);
@@ -83,7 +105,7 @@ export class LabelSetCache {
     const at = this.arenaPos;
     this.arena.set(buf.subarray(start, end), at);
     this.arenaPos += len;
-    const e: LabelSetEntry = { arena: this.arenaView, at, len, labels, storeOwner: null, storeRef: -1 };
+    const e: LabelSetEntry = { arena: this.arenaView, at, len, gen: this.gen, next: null, labels, storeOwner: null, storeRef: -1 };
     this.map.set(hash, e);
     return e;
   }

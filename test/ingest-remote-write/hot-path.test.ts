@@ -62,6 +62,33 @@ test('snappy: corrupt and truncated blocks raise SnappyError; the declared size 
   assert.throws(() => snappyUncompress(badCopy, 1 << 30, tooLarge), (e: unknown) => e instanceof SnappyError);
 });
 
+test('snappy: overlapping copies (offset shorter than the length) repeat the pattern', () => {
+  for (let off = 1; off <= 9; off++) {
+    for (const l of [4, 5, 11, 23, 64, 200]) {
+      const lit = Buffer.from('abcdefghi'.slice(0, off));
+      // preamble, literal of `off` bytes, then a 2-byte-offset copy (kind 2) of `l` bytes at offset `off`.
+      const total = off + l;
+      const pre: number[] = [];
+      for (let v = total; ; v >>>= 7) {
+        if (v < 0x80) {
+          pre.push(v);
+          break;
+        }
+        pre.push((v & 0x7f) | 0x80);
+      }
+      const parts = [Buffer.from(pre), Buffer.from([(off - 1) << 2]), lit];
+      for (let left = l; left > 0; left -= 64) {
+        const n = Math.min(64, left);
+        parts.push(Buffer.from([((n - 1) << 2) | 2, off, 0]));
+      }
+      const out = snappyUncompress(Buffer.concat(parts), 1 << 20, tooLarge);
+      let want = '';
+      for (let i = 0; i < total; i++) want += lit.toString()[i % off];
+      assert.is(out.toString(), want, `offset ${off} length ${l}`);
+    }
+  }
+});
+
 test('fast sample path equals the general path (stale markers, negative/zero timestamps, cache hits)', () => {
   const series = [
     { labels: { __name__: 'a', job: 'x' }, samples: [{ t: 1_700_000_000_123, v: 1.5 }, { t: 1_700_000_001_123, v: STALE_NAN }] },
