@@ -274,6 +274,8 @@ export function decodeChunk(
 /** Encoding tags of a chunk (kept in the segment index). */
 export const ENC_XOR = 0;
 export const ENC_INT = 1;
+/** Packed integer chunks (packed-chunk.ts), written by compaction since segment format 3. */
+export const ENC_PACKED = 2;
 
 /** True when every value is an integer that delta arithmetic reproduces exactly. */
 export function allSafeInts(vs: Float64Array, from: number, to: number): boolean {

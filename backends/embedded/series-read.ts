@@ -4,8 +4,12 @@
  * out-of-order duplicates keep the last value.
  */
 import type { FloatHistogram, Sample } from '../../kernel/models.js';
-import { decodeChunk, decodeIntChunk, ENC_INT } from './chunk.js';
+import { decodeChunk, decodeIntChunk, ENC_INT, ENC_PACKED } from './chunk.js';
 import type { ChunkData } from './metric-segment.js';
+import { decodePackedChunk } from './packed-chunk.js';
+
+/** The decoder of a chunk's encoding (ENC_XOR when absent). */
+const decoderOf = (enc: number | undefined) => (enc === ENC_PACKED ? decodePackedChunk : enc === ENC_INT ? decodeIntChunk : decodeChunk);
 
 export interface Part {
   n: number;
@@ -50,7 +54,7 @@ export function readPart(chunks: readonly ChunkData[], side: readonly Sample[] |
   if (total > 0) {
     t = new Float64Array(total);
     v = new Float64Array(total);
-    for (const c of chunks) n = (c.enc === ENC_INT ? decodeIntChunk : decodeChunk)(c.data, c.count, t, v, n, mint, maxt);
+    for (const c of chunks) n = decoderOf(c.enc)(c.data, c.count, t, v, n, mint, maxt);
   }
   if (!side || side.length === 0) return { n, t, v };
   const lo = lowerBound(side, mint);
@@ -93,66 +97,50 @@ export function readPart(chunks: readonly ChunkData[], side: readonly Sample[] |
   return out;
 }
 
-/** Scratch for decodeChunksExact: reused across series, so each read allocates exact-size arrays. */
-let scratchT = new Float64Array(4096);
-let scratchV = new Float64Array(4096);
-const SCRATCH_MAX = 1 << 20;
-
 /**
  * Decodes float chunks that are in time order and disjoint (the common case: no side samples,
- * sources that do not overlap) straight into one pair of exact-size arrays, without the
- * per-source arrays and the merge of readPart + combineParts.
+ * sources that do not overlap) straight into the result, without the per-source arrays and the
+ * merge of readPart + combineParts. The result is sized by the chunks' sample counts (exact
+ * when the window covers them whole; otherwise a prefix of it is returned).
  */
 export function decodeChunksExact(chunks: readonly ChunkData[], mint: number, maxt: number): Part {
   let total = 0;
   for (const c of chunks) total += c.count;
   if (total === 0) return EMPTY;
-  let t = scratchT;
-  let v = scratchV;
-  if (total > t.length) {
-    if (total <= SCRATCH_MAX) {
-      const size = Math.min(SCRATCH_MAX, Math.max(total, t.length * 2));
-      t = scratchT = new Float64Array(size);
-      v = scratchV = new Float64Array(size);
-    } else {
-      // Too large to keep around: decode into arrays of their own.
-      t = new Float64Array(total);
-      v = new Float64Array(total);
-    }
-  }
+  const [t, v] = resultArrays(total);
   let n = 0;
-  for (const c of chunks) n = (c.enc === ENC_INT ? decodeIntChunk : decodeChunk)(c.data, c.count, t, v, n, mint, maxt);
+  for (const c of chunks) n = decoderOf(c.enc)(c.data, c.count, t, v, n, mint, maxt);
   if (n === 0) return EMPTY;
-  if (t !== scratchT) return { n, t, v };
-  return copyOut(n);
+  return { n, t: n === total ? t : t.subarray(0, n), v: n === total ? v : v.subarray(0, n) };
 }
 
 /**
- * Small results are copied into a shared block handed out as subarrays: one allocation per
- * block instead of two typed arrays (each with a backing store) per series. A block is kept
- * alive as long as any series read from it, which bounds what one small series can pin.
+ * Small results are views into a shared block: one allocation per block instead of two typed
+ * arrays (each with a backing store) per series. A block is kept alive as long as any series
+ * read from it, which bounds what one small series can pin.
  */
 const ARENA_DOUBLES = 1 << 15;
 const ARENA_SERIES_MAX = 1 << 11;
 let arena = new Float64Array(0);
 let arenaAt = 0;
 
-function copyOut(n: number): Part {
-  if (n > ARENA_SERIES_MAX) return { n, t: scratchT.slice(0, n), v: scratchV.slice(0, n) };
+/**
+ * Timestamp and value arrays for `n` samples. Larger ones share one uninitialized allocation
+ * (the decoders overwrite every element handed out, and zeroing a day of samples per series
+ * cost as much as a tenth of the decoding).
+ */
+function resultArrays(n: number): [Float64Array, Float64Array] {
+  if (n > ARENA_SERIES_MAX) {
+    const b = Buffer.allocUnsafeSlow(16 * n);
+    return [new Float64Array(b.buffer, b.byteOffset, n), new Float64Array(b.buffer, b.byteOffset + 8 * n, n)];
+  }
   if (arenaAt + 2 * n > arena.length) {
     arena = new Float64Array(ARENA_DOUBLES);
     arenaAt = 0;
   }
-  const a = arena;
   const at = arenaAt;
-  const st = scratchT;
-  const sv = scratchV;
-  for (let i = 0; i < n; i++) {
-    a[at + i] = st[i]!;
-    a[at + n + i] = sv[i]!;
-  }
   arenaAt = at + 2 * n;
-  return { n, t: a.subarray(at, at + n), v: a.subarray(at + n, at + 2 * n) };
+  return [arena.subarray(at, at + n), arena.subarray(at + n, at + 2 * n)];
 }
 
 /** True when a sorted side list has a sample in [mint, maxt]. */

@@ -1,6 +1,7 @@
 /**
- * Embedded storage benchmark: `npm run bench -- storage [--small] [--runs N] [--traces-only]`.
- * Prints each figure (median of runs) and a final JSON line.
+ * Embedded storage benchmark: `npm run bench -- storage [--small] [--runs N] [--traces-only]
+ * [--only append,select,head,logs,restart,traces]`. Prints each figure (median of runs) and a
+ * final JSON line (figures of sections left out are absent from it).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +15,10 @@ const small = args.includes('--small');
 const runsArg = args.indexOf('--runs');
 const RUNS = runsArg >= 0 ? Number(args[runsArg + 1]) : 3;
 const scale = small ? 0.1 : 1;
+const onlyArg = args.indexOf('--only');
+const only = onlyArg >= 0 ? new Set(String(args[onlyArg + 1]).split(',')) : null;
+/** Whether a section runs (`select` is the compacted storage and select figures). */
+const wants = (section: string) => only === null || only.has(section);
 const logger = createLogger('error');
 const gc = (globalThis as { gc?: () => void }).gc ?? (() => undefined);
 const DAY = 86_400_000;
@@ -130,7 +135,7 @@ async function benchMetricAppend(): Promise<number> {
   return median(rates);
 }
 
-async function benchCompactedAndSelect(): Promise<{ bytesPerSample: number; selectMs: number; samples: number }> {
+async function benchCompactedAndSelect(): Promise<{ bytesPerSample: number; selectMs: number; selectCpuMs: number; samples: number }> {
   const dir = tmp();
   const b = open(dir);
   const nSeries = 1000;
@@ -141,16 +146,22 @@ async function benchCompactedAndSelect(): Promise<{ bytesPerSample: number; sele
   const st = b.metrics.stats();
   const bytesPerSample = st.segmentBytes / samples;
   const times: number[] = [];
+  // CPU time too: on a shared machine it varies much less than the wall time.
+  const cpu: number[] = [];
   for (let i = 0; i < 5; i++) {
     const t = performance.now();
+    const c = process.cpuUsage();
     let n = 0;
     for await (const s of b.metrics.select([{ name: '__name__', op: '=~', value: 'metric_.*' }], T0, T0 + DAY)) n += s.timestamps.length;
     times.push(performance.now() - t);
+    const used = process.cpuUsage(c);
+    cpu.push((used.user + used.system) / 1000);
+    if (process.env.BENCH_VERBOSE) console.log(`  select run ${i}: ${fmt(times[i]!)} ms, CPU ${fmt(cpu[i]!)} ms`);
     if (n !== samples) throw new Error(`select returned ${n} of ${samples}`);
   }
   await b.close();
   rmSync(dir, { recursive: true, force: true });
-  return { bytesPerSample, selectMs: median(times), samples };
+  return { bytesPerSample, selectMs: median(times), selectCpuMs: median(cpu), samples };
 }
 
 async function benchHeadMemory(): Promise<number> {
@@ -363,34 +374,38 @@ if (args.includes('--traces-only')) {
   process.exit(0);
 }
 console.log(`embedded storage bench${small ? ' (--small)' : ''}, ${RUNS} runs, node ${process.version}`);
-const appendRate = await benchMetricAppend();
-console.log(`metric append:            ${fmt(appendRate)} samples/s`);
-const cs = await benchCompactedAndSelect();
-console.log(`compacted metric storage: ${fmt(cs.bytesPerSample)} bytes/sample (${fmt(cs.samples)} samples)`);
-console.log(`select 1,000 series × ${small ? '6 h' : '1 day'} @15 s from segments: ${fmt(cs.selectMs)} ms`);
-const head = await benchHeadMemory();
-console.log(`head memory:              ${fmt(head)} bytes/active series`);
-const lg = await benchLogs();
-console.log(`log append:               ${fmt(lg.rate)} records/s`);
-console.log(`log on-disk size:         ${fmt(lg.ratio * 100)}% of raw NDJSON`);
-const rs = await benchRestart();
-console.log(`restart (${fmt(rs.samples)} samples + ${fmt(rs.logs)} log lines): ${fmt(rs.ms)} ms`);
-const tr = await reportTraces();
+const appendRate = wants('append') ? await benchMetricAppend() : undefined;
+if (appendRate !== undefined) console.log(`metric append:            ${fmt(appendRate)} samples/s`);
+const cs = wants('select') ? await benchCompactedAndSelect() : undefined;
+if (cs) {
+  console.log(`compacted metric storage: ${fmt(cs.bytesPerSample)} bytes/sample (${fmt(cs.samples)} samples)`);
+  console.log(`select 1,000 series × ${small ? '6 h' : '1 day'} @15 s from segments: ${fmt(cs.selectMs)} ms (CPU ${fmt(cs.selectCpuMs)} ms)`);
+}
+const head = wants('head') ? await benchHeadMemory() : undefined;
+if (head !== undefined) console.log(`head memory:              ${fmt(head)} bytes/active series`);
+const lg = wants('logs') ? await benchLogs() : undefined;
+if (lg) {
+  console.log(`log append:               ${fmt(lg.rate)} records/s`);
+  console.log(`log on-disk size:         ${fmt(lg.ratio * 100)}% of raw NDJSON`);
+}
+const rs = wants('restart') ? await benchRestart() : undefined;
+if (rs) console.log(`restart (${fmt(rs.samples)} samples + ${fmt(rs.logs)} log lines): ${fmt(rs.ms)} ms`);
+const tr = wants('traces') ? await reportTraces() : undefined;
 console.log(
   JSON.stringify({
     bench: 'storage',
     small,
-    metricAppendSamplesPerSec: Math.round(appendRate),
-    bytesPerSample: Number(cs.bytesPerSample.toFixed(3)),
-    selectMs: Number(cs.selectMs.toFixed(1)),
-    headBytesPerSeries: Math.round(head),
-    logAppendRecordsPerSec: Math.round(lg.rate),
-    logSizeVsNdjson: Number(lg.ratio.toFixed(4)),
-    restartMs: Math.round(rs.ms),
-    traceSpans: tr.spans,
-    traceGetByIdMs: Number(tr.getTraceColdMs.toFixed(2)),
-    traceSearchAttrMs: Math.round(tr.searchAttrMs),
-    traceSearchLimitMs: Math.round(tr.searchLimitMs),
+    metricAppendSamplesPerSec: appendRate === undefined ? undefined : Math.round(appendRate),
+    bytesPerSample: cs ? Number(cs.bytesPerSample.toFixed(3)) : undefined,
+    selectMs: cs ? Number(cs.selectMs.toFixed(1)) : undefined,
+    headBytesPerSeries: head === undefined ? undefined : Math.round(head),
+    logAppendRecordsPerSec: lg ? Math.round(lg.rate) : undefined,
+    logSizeVsNdjson: lg ? Number(lg.ratio.toFixed(4)) : undefined,
+    restartMs: rs ? Math.round(rs.ms) : undefined,
+    traceSpans: tr?.spans,
+    traceGetByIdMs: tr ? Number(tr.getTraceColdMs.toFixed(2)) : undefined,
+    traceSearchAttrMs: tr ? Math.round(tr.searchAttrMs) : undefined,
+    traceSearchLimitMs: tr ? Math.round(tr.searchLimitMs) : undefined,
   }),
 );
 process.exit(0);
