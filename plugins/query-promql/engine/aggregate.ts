@@ -5,6 +5,8 @@ import type { Evaluator, Steps } from './engine.js';
 import { PromQLExecutionError } from './errors.js';
 import { histString } from './histogram.js';
 import { foldHistograms } from './histsum.js';
+import { goQuote } from '../parser/lexer.js';
+import { xxhash64 } from './xxhash64.js';
 import { isValidLabelName, keyOf, sortLabels, METRIC_NAME, isMetadataLabel } from './labels.js';
 import { formatFloat, kahanInc, quantile } from './mathutil.js';
 import { ABSENT, FLOAT, HIST, newSeries, setHist, type StepSeries, type VectorValue } from './values.js';
@@ -71,7 +73,7 @@ export async function evalAggregate(ev: Evaluator, e: AggregateExpr, steps: Step
   const v = await ev.evalVector(e.expr, steps);
   const op = e.op;
   if (op === 'count_values') {
-    if (!isValidLabelName(strParam)) throw new PromQLExecutionError(`invalid label name ${JSON.stringify(strParam)}`);
+    if (!isValidLabelName(strParam)) throw new PromQLExecutionError(`invalid label name ${goQuote(strParam)}`);
   }
   if (op === 'topk' || op === 'bottomk' || op === 'limitk') {
     for (let i = 0; i < n; i++) {
@@ -371,6 +373,7 @@ function selectK(ev: Evaluator, e: AggregateExpr, v: VectorValue, groups: Group[
     }
     return o;
   };
+  const ratios = new Map<StepSeries, number>();
   for (const g of groups) {
     for (let i = 0; i < n; i++) {
       const p = param[i]!;
@@ -380,7 +383,8 @@ function selectK(ev: Evaluator, e: AggregateExpr, v: VectorValue, groups: Group[
       if (op === 'limit_ratio') {
         const r = Math.max(-1, Math.min(1, p));
         chosen = present.filter((s) => {
-          const x = ratioSample(s.labels);
+          let x = ratios.get(s);
+          if (x === undefined) ratios.set(s, (x = ratioSample(s.labels)));
           return r >= 0 ? x < r : x >= 1 + r;
         });
       } else {
@@ -419,16 +423,28 @@ function selectK(ev: Evaluator, e: AggregateExpr, v: VectorValue, groups: Group[
   return { kind: 'vector', series };
 }
 
-/** Prometheus' sample-independent ratio for limit_ratio: hash of the label set mapped into [0, 1). */
+const utf8 = new TextEncoder();
+
+/**
+ * Prometheus' sample-independent ratio for limit_ratio: Labels.Hash() (XXH64 over
+ * `name\xffvalue\xff` for the labels in name order) divided by 2^64.
+ */
 function ratioSample(l: Labels): number {
-  // xxhash64 of the label set in Prometheus; a stable FNV-1a 53-bit hash here (documented).
-  let h1 = 0x811c9dc5;
-  let h2 = 0x01000193;
-  const k = keyOf(l);
-  for (let i = 0; i < k.length; i++) {
-    const c = k.charCodeAt(i);
-    h1 = Math.imul(h1 ^ c, 16777619) >>> 0;
-    h2 = Math.imul(h2 ^ c, 2246822507) >>> 0;
+  const names = Object.keys(l).sort();
+  const parts: Uint8Array[] = [];
+  let len = 0;
+  for (const k of names) {
+    const a = utf8.encode(k);
+    const b = utf8.encode(l[k]!);
+    parts.push(a, b);
+    len += a.length + b.length + 2;
   }
-  return ((h1 >>> 0) * 2097152 + (h2 >>> 11)) / 9007199254740992;
+  const buf = new Uint8Array(len);
+  let o = 0;
+  for (const p of parts) {
+    buf.set(p, o);
+    o += p.length;
+    buf[o++] = 0xff;
+  }
+  return Number(xxhash64(buf)) / 18446744073709551616;
 }

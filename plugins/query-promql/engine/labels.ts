@@ -74,22 +74,15 @@ export function isValidLabelName(n: string): boolean {
   return isValidUTF8(n);
 }
 
-/** Strings decoded from `\xNN` escapes keep raw bytes as code points < 256; detect invalid UTF-8. */
+/** The lexer keeps bytes that are not valid UTF-8 as lone surrogates (see lexer.ts): any lone surrogate means invalid. */
 export function isValidUTF8(s: string): boolean {
-  // Our lexer maps \xNN to U+00NN. A string with code points 0x80-0xFF that came from escapes
-  // may not be valid UTF-8; re-encode as bytes and validate.
-  let hasHigh = false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    if (c >= 0x80 && c <= 0xff) hasHigh = true;
-    if (c > 0xff) return true;
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (!(d >= 0xdc00 && d <= 0xdfff)) return false;
+      i++;
+    } else if (c >= 0xdc00 && c <= 0xdfff) return false;
   }
-  if (!hasHigh) return true;
-  const bytes = Uint8Array.from(s, (ch) => ch.charCodeAt(0));
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-    return true;
-  } catch {
-    return false;
-  }
+  return true;
 }

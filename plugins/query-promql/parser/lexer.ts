@@ -108,7 +108,7 @@ export function lex(input: string): Token[] {
           i++;
         }
       }
-      toks.push({ kind: 'string', text: out, start, end: i });
+      toks.push({ kind: 'string', text: hasRawBytes(out) ? decodeRawBytes(out) : out, start, end: i });
       continue;
     }
     if (isDigit(c) || (c === '.' && isDigit(input[i + 1] ?? ''))) {
@@ -206,9 +206,7 @@ function readEscape(s: string, i: number, quote: string): { s: string; next: num
     case 'x': {
       const h = s.slice(i + 1, i + 3);
       if (!/^[0-9a-fA-F]{2}$/.test(h)) return null;
-      // Go strings are bytes: a lone \xNN is a raw byte. Represent bytes >= 0x80 as U+FFFD-free
-      // Latin-1 code points only when they form valid UTF-8 together; simple path: keep the byte.
-      return { s: String.fromCharCode(parseInt(h, 16)), next: i + 3 };
+      return { s: rawByte(parseInt(h, 16)), next: i + 3 };
     }
     case 'u': {
       const h = s.slice(i + 1, i + 5);
@@ -224,8 +222,77 @@ function readEscape(s: string, i: number, quote: string): { s: string; next: num
       if (c !== undefined && c >= '0' && c <= '7') {
         const o = s.slice(i, i + 3);
         if (!/^[0-7]{3}$/.test(o)) return null;
-        return { s: String.fromCharCode(parseInt(o, 8)), next: i + 3 };
+        return { s: rawByte(parseInt(o, 8)), next: i + 3 };
       }
       return null;
   }
+}
+
+/*
+ * Go strings are bytes: `\xNN` and octal escapes are raw bytes, which together with the other
+ * characters must be read as UTF-8 ("\xc3\x85" is "Å"). While lexing, a byte >= 0x80 is kept as
+ * the lone surrogate U+DC00+byte; afterwards the bytes are decoded, and bytes that are not valid
+ * UTF-8 stay as such surrogates (so messages can print them as Go does, `\xc5`).
+ */
+const RAW_BASE = 0xdc00;
+
+function rawByte(b: number): string {
+  return b < 0x80 ? String.fromCharCode(b) : String.fromCharCode(RAW_BASE + b);
+}
+
+function hasRawBytes(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= RAW_BASE + 0x80 && c <= RAW_BASE + 0xff) return true;
+  }
+  return false;
+}
+
+const utf8Strict = new TextDecoder('utf-8', { fatal: true });
+const utf8Enc = new TextEncoder();
+
+function decodeRawBytes(s: string): string {
+  const bytes: number[] = [];
+  let run = '';
+  const flush = () => {
+    for (const b of utf8Enc.encode(run)) bytes.push(b);
+    run = '';
+  };
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= RAW_BASE + 0x80 && c <= RAW_BASE + 0xff) {
+      flush();
+      bytes.push(c - RAW_BASE);
+    } else run += s[i];
+  }
+  flush();
+  const buf = Uint8Array.from(bytes);
+  try {
+    return utf8Strict.decode(buf);
+  } catch {
+    // Decode sequence by sequence; an invalid byte stays a raw byte.
+    let out = '';
+    let i = 0;
+    while (i < buf.length) {
+      const b = buf[i]!;
+      const len = b < 0x80 ? 1 : b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 0;
+      if (len > 0 && i + len <= buf.length) {
+        try {
+          out += utf8Strict.decode(buf.subarray(i, i + len));
+          i += len;
+          continue;
+        } catch {
+          // fall through
+        }
+      }
+      out += rawByte(b);
+      i++;
+    }
+    return out;
+  }
+}
+
+/** Go's %q: like JSON quoting, but raw (invalid UTF-8) bytes print as \xNN. */
+export function goQuote(s: string): string {
+  return JSON.stringify(s).replace(/\\udc([89a-f][0-9a-f])/g, (_m, h: string) => `\\x${h}`);
 }
