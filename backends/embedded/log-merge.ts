@@ -54,7 +54,11 @@ class Cursor {
   ts = 0n;
   seq = 0;
 
-  constructor(readonly seg: LogSegment) {}
+  constructor(
+    readonly seg: LogSegment,
+    /** Counts blocks opened, so the merge yields after reading a few (each is a read and an inflate). */
+    private readonly loads: { n: number },
+  ) {}
 
   /** Moves to the next row; false at the end of the segment. */
   next(): boolean {
@@ -65,6 +69,7 @@ class Cursor {
         if (++this.bi >= this.seg.blocks.length) return false;
       } while (this.seg.blocks[this.bi]!.n === 0);
       this.rdr = this.seg.reader(this.bi);
+      this.loads.n++;
       this.streams = this.rdr.streams();
       this.seqs = this.rdr.seqs();
       this.i = 0;
@@ -74,6 +79,10 @@ class Cursor {
     return true;
   }
 }
+
+/** Input blocks opened, or rows copied, between two yields to the event loop. */
+const LOADS_PER_TICK = 8;
+const ROWS_PER_TICK = 2048;
 
 const before = (a: Cursor, b: Cursor) => a.ts < b.ts || (a.ts === b.ts && a.seq < b.seq);
 
@@ -97,16 +106,29 @@ async function mergeGroup(host: LogMergeHost, inputs: LogSegment[]): Promise<voi
       const live = new Set(host.segments());
       if (!inputs.every((s) => live.has(s))) throw new MergeAbandoned('an input segment was removed');
     };
-    const emit = async () => {
-      if (pending.n === 0) return;
-      w.addBlock(pending, 0, pending.n);
-      pending.n = 0;
-      pending.msg = [];
-      pending.facets = [];
+    const loads = { n: 0 };
+    let rows = 0;
+    const tick = async () => {
+      loads.n = 0;
+      rows = 0;
       await yieldToLoop();
       check();
     };
-    let live = inputs.map((s) => new Cursor(s)).filter((c) => c.next());
+    const emit = async () => {
+      if (pending.n === 0) return;
+      // Compression runs on the thread pool; encoding the block is the only synchronous part.
+      await w.addBlockAsync(pending, 0, pending.n);
+      pending.n = 0;
+      pending.msg = [];
+      pending.facets = [];
+      await tick();
+    };
+    let live: Cursor[] = [];
+    for (const s of inputs) {
+      const c = new Cursor(s, loads);
+      if (c.next()) live.push(c);
+      if (loads.n >= LOADS_PER_TICK) await tick();
+    }
     while (live.length > 0) {
       // The input with the earliest row, and the bound up to which it may run alone.
       let m = 0;
@@ -125,6 +147,7 @@ async function mergeGroup(host: LogMergeHost, inputs: LogSegment[]): Promise<voi
         pending.facets.push(r.facetsAt(c.i) as Facets | null);
         if (pending.n === BLOCK_RECORDS) await emit();
         more = c.next();
+        if (loads.n >= LOADS_PER_TICK || ++rows >= ROWS_PER_TICK) await tick();
       } while (more && (!bound || !before(bound, c)));
       if (!more) live = live.filter((x) => x !== c);
     }

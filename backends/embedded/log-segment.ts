@@ -10,7 +10,7 @@
  */
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { crc32, deflateRawSync, inflateRaw, inflateRawSync, type ZlibOptions } from 'node:zlib';
+import { crc32, deflateRaw, deflateRawSync, inflateRaw, inflateRawSync, type ZlibOptions } from 'node:zlib';
 
 const inflateRawAsync = promisify(inflateRaw);
 import type { FacetValue, Labels } from '../../kernel/models.js';
@@ -127,10 +127,6 @@ function decodeTs(b: Buffer, n: number): BigInt64Array {
   return out;
 }
 
-/**
- * Writes a segment block by block into `sink` (the merge writes blocks as it produces them and
- * yields in between); `finish` appends the index and footer.
- */
 /** Default compression of segment columns and pages. */
 export const SEGMENT_DEFLATE: ZlibOptions = { level: 6 };
 /**
@@ -140,6 +136,21 @@ export const SEGMENT_DEFLATE: ZlibOptions = { level: 6 };
  */
 export const HEAD_FLUSH_DEFLATE: ZlibOptions = { level: 3, windowBits: 13 };
 
+const deflateRawAsync = promisify(deflateRaw);
+
+/** A block encoded but not yet compressed (see LogSegmentWriter.addBlockAsync). */
+interface EncodedBlock {
+  meta: Omit<IndexFile['blocks'][number], 'cols' | 'raw' | 'pg'>;
+  /** Raw message/facets pages, then the raw ts, seq and stream columns. */
+  pages: Buffer[];
+  cols: Buffer[];
+  recBytes: number;
+}
+
+/**
+ * Writes a segment block by block into `sink` (the merge writes blocks as it produces them and
+ * yields in between); `finish` appends the index and footer.
+ */
 export class LogSegmentWriter {
   private readonly local = new Map<number, number>();
   private readonly index: IndexFile = { streams: [], lastSeq: 0, blocks: [] };
@@ -156,6 +167,27 @@ export class LogSegmentWriter {
 
   /** Adds rows [from, to) of `cols` (sorted by ts, seq; at most BLOCK_RECORDS) as one block. */
   addBlock(cols: LogColumns, from: number, to: number): void {
+    const b = this.encode(cols, from, to);
+    const opts = this.deflate;
+    this.commit(b, b.pages.map((p) => deflateRawSync(p, opts)), b.cols.map((c) => deflateRawSync(c, opts)));
+  }
+
+  /**
+   * As addBlock, with the compression on the libuv thread pool (a background merge: the event
+   * loop stays free for requests meanwhile). One deflate at a time, so a merge takes at most one
+   * core from ingest and queries. Calls must not overlap.
+   */
+  async addBlockAsync(cols: LogColumns, from: number, to: number): Promise<void> {
+    const b = this.encode(cols, from, to);
+    const opts = this.deflate;
+    const pages: Buffer[] = [];
+    for (const p of b.pages) pages.push(await deflateRawAsync(p, opts));
+    const cz: Buffer[] = [];
+    for (const c of b.cols) cz.push(await deflateRawAsync(c, opts));
+    this.commit(b, pages, cz);
+  }
+
+  private encode(cols: LogColumns, from: number, to: number): EncodedBlock {
     const { local, index } = this;
     const streamTable = index.streams;
     const seqW = new ByteWriter((to - from) * 2 + 16);
@@ -207,49 +239,49 @@ export class LogSegmentWriter {
       } else recW.uvar(0);
     }
     const rec = recW.view();
-    const pageLens: number[] = [];
-    const pageParts: Buffer[] = [];
-    for (let p = 0; p < cuts.length; p++) {
-      const d = deflateRawSync(rec.subarray(cuts[p]!, p + 1 < cuts.length ? cuts[p + 1]! : rec.length), this.deflate);
-      pageLens.push(d.length);
-      pageParts.push(d);
-    }
-    const rawCols = [encodeTs(cols.ts, from, to), seqW.view(), stW.view(), rec, Buffer.alloc(0)];
-    const colBufs = [
-      deflateRawSync(rawCols[0]!, this.deflate),
-      deflateRawSync(rawCols[1]!, this.deflate),
-      deflateRawSync(rawCols[2]!, this.deflate),
-      Buffer.concat(pageParts),
-      Buffer.alloc(0),
-    ];
-    const at: Array<[number, number]> = [];
-    for (const b of colBufs) {
-      at.push([this.off, b.length]);
-      this.sink(b);
-      this.off += b.length;
-    }
+    const pages: Buffer[] = [];
+    for (let p = 0; p < cuts.length; p++) pages.push(rec.subarray(cuts[p]!, p + 1 < cuts.length ? cuts[p + 1]! : rec.length));
     let minTs = cols.ts[from]!;
     let maxTs = cols.ts[from]!;
     for (let i = from; i < to; i++) {
       if (cols.ts[i]! < minTs) minTs = cols.ts[i]!;
       if (cols.ts[i]! > maxTs) maxTs = cols.ts[i]!;
     }
-    index.blocks.push({
-      n: to - from,
-      minTs,
-      maxTs,
-      minSeq,
-      maxSeq,
-      streams: [...present.keys()],
-      sc: [...present.values()],
-      bloom: bloomOf(cols.msg.slice(from, to)),
+    return {
+      meta: {
+        n: to - from,
+        minTs,
+        maxTs,
+        minSeq,
+        maxSeq,
+        streams: [...present.keys()],
+        sc: [...present.values()],
+        bloom: bloomOf(cols.msg.slice(from, to)),
+        fv: 1,
+        rp: 2,
+      },
+      pages,
+      cols: [encodeTs(cols.ts, from, to), seqW.view(), stW.view()],
+      recBytes: rec.length,
+    };
+  }
+
+  /** Writes a block's compressed pages and columns and adds its index entry. */
+  private commit(b: EncodedBlock, pageParts: Buffer[], colz: Buffer[]): void {
+    const colBufs = [colz[0]!, colz[1]!, colz[2]!, Buffer.concat(pageParts), Buffer.alloc(0)];
+    const at: Array<[number, number]> = [];
+    for (const c of colBufs) {
+      at.push([this.off, c.length]);
+      this.sink(c);
+      this.off += c.length;
+    }
+    this.index.blocks.push({
+      ...b.meta,
       cols: at,
-      fv: 1,
-      raw: rawCols.map((b) => b.length),
-      pg: [pageLens, []],
-      rp: 2,
+      raw: [b.cols[0]!.length, b.cols[1]!.length, b.cols[2]!.length, b.recBytes, 0],
+      pg: [pageParts.map((p) => p.length), []],
     });
-    this.records += to - from;
+    this.records += b.meta.n;
   }
 
   /** Appends the index and footer; `covers` lists the generations a merged segment replaces. */
