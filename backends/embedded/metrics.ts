@@ -388,11 +388,36 @@ export class EmbeddedMetricStore implements MetricStore {
     w.buf.set(new Uint8Array(ts.buffer, ts.byteOffset, total * 8), w.pos);
     w.buf.set(new Uint8Array(vs.buffer, vs.byteOffset, total * 8), w.pos + total * 8);
     w.pos += total * 16;
+    let added = 0;
     for (let k = 0; k < n; k++) {
       const e = entries[k]!;
-      for (let i = off[k]!, end = off[k + 1]!; i < end; i++) this.addSample(e, ts[i]!, vs[i]!, undefined);
+      for (let i = off[k]!, end = off[k + 1]!; i < end; i++) {
+        const t = ts[i]!;
+        if (t <= e.lastT) {
+          this.addSample(e, t, vs[i]!, undefined); // out of order or duplicate: the general path
+          continue;
+        }
+        // In order (the usual case), inlined from addSample: no call boundary for the doubles
+        // (which would box them, one heap number per sample).
+        const win = Math.floor(t / HEAD_WINDOW_MS);
+        let c = e.open;
+        if (c !== null && (c.count >= CHUNK_SAMPLES || e.openWindow !== win)) {
+          e.closed.push({ mint: c.mint, maxt: c.maxt, count: c.count, data: c.bytes() });
+          c = null;
+        }
+        if (c === null) {
+          c = e.open = new ChunkEncoder();
+          e.openWindow = win;
+        }
+        c.append(t, vs[i]!);
+        e.lastT = t;
+        if (t < e.headMint) e.headMint = t;
+        e.headMaxt = t;
+        added++;
+      }
       entries[k] = undefined!;
     }
+    this.headSamples += added;
     const done = this.wal.append(w.take());
     this.maybeFlush();
     await done;

@@ -28,10 +28,13 @@ class ColumnsBuilder {
   /** `v` as 32-bit words: value bits are copied, never passed through a JS number. */
   vw: Int32Array;
   n = 0;
-  readonly series: SeriesHandle[] = [];
+  /** Filled by index and trimmed in finish: pushing 2,000 handles reallocated it ~20 times. */
+  readonly series: SeriesHandle[];
+  nSeries = 0;
   offsets: Uint32Array;
 
-  constructor(capacity: number) {
+  constructor(capacity: number, seriesEstimate: number) {
+    this.series = new Array<SeriesHandle>(seriesEstimate);
     this.t = new Float64Array(capacity);
     this.v = new Float64Array(capacity);
     this.vw = new Int32Array(this.v.buffer);
@@ -50,19 +53,21 @@ class ColumnsBuilder {
 
   endSeries(h: SeriesHandle, from: number): void {
     if (this.n === from) return; // a series without samples stores nothing
-    const k = this.series.length;
+    const k = this.nSeries;
     if (k + 2 > this.offsets.length) {
       const o = new Uint32Array(this.offsets.length * 2);
       o.set(this.offsets);
       this.offsets = o;
     }
     this.offsets[k] = from;
-    this.series.push(h);
+    this.series[k] = h;
+    this.nSeries = k + 1;
     this.offsets[k + 1] = this.n;
   }
 
   finish(): MetricColumns {
-    const k = this.series.length;
+    const k = this.nSeries;
+    this.series.length = k;
     return {
       series: this.series,
       offsets: this.offsets.subarray(0, k + 1),
@@ -100,7 +105,7 @@ export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels
   const r = new Reader(buf);
   const view = LabelSetCache.view(buf);
   // Typical Prometheus payloads carry 1 sample per ~100-150 body bytes; grows when more.
-  const cols = new ColumnsBuilder(Math.max(64, buf.length >>> 6));
+  const cols = new ColumnsBuilder(Math.max(64, buf.length >>> 6), countTopLevelSeries(buf));
   const metadata: MetricMetadata[] = [];
   let prev: LabelSetEntry | null = null;
   while (r.pos < r.end) {
@@ -187,6 +192,32 @@ export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels
   }
   if (r.pos !== r.end) throw new WireError('truncated message');
   return { columns: cols.finish(), metadata, samples: cols.n };
+}
+
+/**
+ * Counts the top-level TimeSeries fields (tag 1, one byte, then a length) so the handle array
+ * is allocated once at its size. Stops quietly at anything unexpected: the real decode reports it.
+ */
+function countTopLevelSeries(buf: Uint8Array): number {
+  let n = 0;
+  let p = 0;
+  const end = buf.length;
+  while (p < end) {
+    const tag = buf[p++]!;
+    if (tag !== 10 && tag !== 26) break;
+    let len = 0;
+    let mul = 1;
+    for (;;) {
+      if (p >= end || mul > 2 ** 28) return n;
+      const b = buf[p++]!;
+      len += (b & 0x7f) * mul;
+      if (b < 0x80) break;
+      mul *= 128;
+    }
+    p += len;
+    if (tag === 10) n++;
+  }
+  return n;
 }
 
 /** A Sample message in any field order or encoding (the general path of the fast loop above). */
