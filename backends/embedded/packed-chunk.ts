@@ -329,37 +329,51 @@ function decodeStream(
     }
   }
   const mask = (1 << w) - 1;
+  // `cur` holds the current word's bits not yet consumed, `o` how many were.
   let k = bit >>> 5;
   let o = bit & 31;
-  let word = W[k]!;
+  // Kept as an int32 (`| 0`): a full uint32 word would make the optimizer deoptimize.
+  let cur = (W[k]! >>> o) | 0;
+  // Grid: the base folded into the accumulator (exact: everything here is a safe integer).
+  if (grid) acc += base;
   while (i < m) {
     let end = i + (((32 - o) / w) | 0);
     if (end > stop) end = stop;
-    if (grid) for (; i < end; i++, o += w) out[at + i] = (acc += step) + base + ((word >>> o) & mask);
-    else for (; i < end; i++, o += w) out[at + i] = acc += base + ((word >>> o) & mask);
+    o += (end - i) * w;
+    if (grid) {
+      for (; i < end; i++) {
+        out[at + i] = (acc += step) + (cur & mask);
+        cur >>>= w;
+      }
+    } else {
+      for (; i < end; i++) {
+        out[at + i] = acc += base + (cur & mask);
+        cur >>>= w;
+      }
+    }
     if (i >= m) break;
     if (i === stop) {
       // An exception: its slot (w bits, possibly straddling) is skipped, its d used.
-      out[at + i++] = grid ? (acc += step) + exc.val[e]! : (acc += exc.val[e]!);
+      out[at + i++] = grid ? (acc += step) - base + exc.val[e]! : (acc += exc.val[e]!);
       stop = ++e < exc.n ? exc.pos[e]! : m;
       o += w;
       if (o >= 32) {
         o -= 32;
-        word = W[++k]!;
-      }
+        cur = (W[++k]! >>> o) | 0;
+      } else cur >>>= w;
       continue;
     }
     if (o >= 32) {
       o -= 32;
-      word = W[++k]!;
+      cur = (W[++k]! >>> o) | 0;
       continue;
     }
     // The value straddles this word and the next (here 0 < o < 32).
     const next = W[++k]!;
-    const x = ((word >>> o) | (next << (32 - o))) & mask;
-    out[at + i++] = grid ? (acc += step) + base + x : (acc += base + x);
+    const x = (cur | (next << (32 - o))) & mask;
+    out[at + i++] = grid ? (acc += step) + x : (acc += base + x);
     o += w - 32;
-    word = next;
+    cur = (next >>> o) | 0;
   }
 }
 

@@ -115,32 +115,31 @@ export function decodeChunksExact(chunks: readonly ChunkData[], mint: number, ma
 }
 
 /**
- * Small results are views into a shared block: one allocation per block instead of two typed
- * arrays (each with a backing store) per series. A block is kept alive as long as any series
- * read from it, which bounds what one small series can pin.
+ * Results are views into shared blocks of 1 MiB: one allocation per block instead of a typed
+ * array with its own backing store per series (which cost more than a tenth of a day-long
+ * select, most of it in the garbage collector). A block stays alive as long as any series read
+ * from it, which bounds what one held series can pin to the block. Blocks are not zeroed: the
+ * decoders overwrite every element handed out. Larger results get an allocation of their own.
  */
-const ARENA_DOUBLES = 1 << 15;
-const ARENA_SERIES_MAX = 1 << 11;
-let arena = new Float64Array(0);
-let arenaAt = 0;
+const BLOCK_DOUBLES = 1 << 17;
+const BLOCK_SERIES_MAX = BLOCK_DOUBLES >> 3;
+let block = new Float64Array(0);
+let blockAt = 0;
 
-/**
- * Timestamp and value arrays for `n` samples. Larger ones share one uninitialized allocation
- * (the decoders overwrite every element handed out, and zeroing a day of samples per series
- * cost as much as a tenth of the decoding).
- */
+/** Timestamp and value arrays for `n` samples (uninitialized). */
 function resultArrays(n: number): [Float64Array, Float64Array] {
-  if (n > ARENA_SERIES_MAX) {
+  if (n > BLOCK_SERIES_MAX) {
     const b = Buffer.allocUnsafeSlow(16 * n);
     return [new Float64Array(b.buffer, b.byteOffset, n), new Float64Array(b.buffer, b.byteOffset + 8 * n, n)];
   }
-  if (arenaAt + 2 * n > arena.length) {
-    arena = new Float64Array(ARENA_DOUBLES);
-    arenaAt = 0;
+  if (blockAt + 2 * n > block.length) {
+    const b = Buffer.allocUnsafeSlow(8 * BLOCK_DOUBLES);
+    block = new Float64Array(b.buffer, b.byteOffset, BLOCK_DOUBLES);
+    blockAt = 0;
   }
-  const at = arenaAt;
-  arenaAt = at + 2 * n;
-  return [arena.subarray(at, at + n), arena.subarray(at + n, at + 2 * n)];
+  const at = blockAt;
+  blockAt = at + 2 * n;
+  return [block.subarray(at, at + n), block.subarray(at + n, at + 2 * n)];
 }
 
 /** True when a sorted side list has a sample in [mint, maxt]. */

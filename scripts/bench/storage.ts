@@ -1,6 +1,6 @@
 /**
  * Embedded storage benchmark: `npm run bench -- storage [--small] [--runs N] [--traces-only]
- * [--only append,select,head,logs,restart,traces]`. Prints each figure (median of runs) and a
+ * [--only append,select,head,logs,restart,traces,merge]`. Prints each figure (median of runs) and a
  * final JSON line (figures of sections left out are absent from it).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { openEmbeddedBackend, type EmbeddedBackend } from '../../backends/embedded/index.js';
 import { createLogger } from '../../kernel/logger.js';
 import type { LogRecord, MetricSeriesInput, Span } from '../../kernel/models.js';
+import { benchSegmentMerge } from './lib/segment-merge.js';
 
 const args = process.argv.slice(2);
 const small = args.includes('--small');
@@ -145,9 +146,12 @@ async function benchCompactedAndSelect(): Promise<{ bytesPerSample: number; sele
   await b.maintenance({ flush: false, now: T0 + 2 * DAY });
   const st = b.metrics.stats();
   const bytesPerSample = st.segmentBytes / samples;
+  gc(); // the appended batches and compaction inputs are garbage now
   const times: number[] = [];
-  // CPU time too: on a shared machine it varies much less than the wall time.
+  // CPU time too: on a shared machine it varies much less than the wall time. Two warm-up
+  // runs first (as the promql bench): the first selects run while V8 still optimizes the decoders.
   const cpu: number[] = [];
+  for (let w = 0; w < 2; w++) for await (const s of b.metrics.select([{ name: '__name__', op: '=~', value: 'metric_.*' }], T0, T0 + DAY)) void s;
   for (let i = 0; i < 5; i++) {
     const t = performance.now();
     const c = process.cpuUsage();
@@ -391,6 +395,14 @@ if (lg) {
 const rs = wants('restart') ? await benchRestart() : undefined;
 if (rs) console.log(`restart (${fmt(rs.samples)} samples + ${fmt(rs.logs)} log lines): ${fmt(rs.ms)} ms`);
 const tr = wants('traces') ? await reportTraces() : undefined;
+const mg = wants('merge') ? await benchSegmentMerge({ small, runs: Math.max(RUNS, 5) }) : undefined;
+if (mg) {
+  console.log(`segment merge: ${mg.segments} log + ${mg.segments} span segments (${fmt(mg.logRecords)} log records) → ${mg.segmentsAfter}`);
+  for (const [sig, x] of [['logs', mg.logs], ['spans', mg.traces]] as const) {
+    console.log(`  ${sig} merge ${fmt(x.mergeMs)} ms; event-loop delay during it max ${fmt(x.loopDelayMaxMs)} ms, p99 ${fmt(x.loopDelayP99Ms)} ms`);
+  }
+  for (const k of Object.keys(mg.before)) console.log(`  ${k.padEnd(16)} ${fmt(mg.before[k]!)} ms with ${mg.segments} segments → ${fmt(mg.after[k]!)} ms merged`);
+}
 console.log(
   JSON.stringify({
     bench: 'storage',
@@ -406,6 +418,7 @@ console.log(
     traceGetByIdMs: tr ? Number(tr.getTraceColdMs.toFixed(2)) : undefined,
     traceSearchAttrMs: tr ? Math.round(tr.searchAttrMs) : undefined,
     traceSearchLimitMs: tr ? Math.round(tr.searchLimitMs) : undefined,
+    merge: mg,
   }),
 );
 process.exit(0);
