@@ -14,7 +14,7 @@ import type { LabelColumn, LogBatch, LogColumnBatch, LogColumnScanQuery, LogScan
 import { bloomMayContain } from './bloom.js';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { writeFileAtomic } from './files.js';
-import { BlockReader, floorMs, HEAD_FLUSH_DEFLATE, LogSegment, offsetsToMs, type Facets } from './log-segment.js';
+import { BLOCK_RECORDS, BlockReader, floorMs, HEAD_FLUSH_DEFLATE, LogSegment, LogSegmentWriter, offsetsToMs, type Facets } from './log-segment.js';
 import { Head } from './log-head.js';
 import { writeFacetsMsgpack } from './facets-pack.js';
 import { pack } from './pack.js';
@@ -270,7 +270,13 @@ export class EmbeddedLogStore implements LogStore {
     const sorted = h.sortedColumns();
     const gen = this.nextGen++;
     const path = join(this.segDir, segName(gen));
-    writeFileAtomic(path, LogSegment.build(sorted, (id) => this.streams[id]!, lastSeq, HEAD_FLUSH_DEFLATE));
+    // Compression runs on the thread pool (one deflate at a time): the ingest thread only
+    // encodes, and requests are served between deflates instead of waiting out the flush.
+    const parts: Buffer[] = [];
+    const writer = new LogSegmentWriter((id) => this.streams[id]!, (b) => parts.push(b), HEAD_FLUSH_DEFLATE);
+    for (let from = 0; from < sorted.n; from += BLOCK_RECORDS) await writer.addBlockAsync(sorted, from, Math.min(sorted.n, from + BLOCK_RECORDS));
+    writer.finish(lastSeq);
+    writeFileAtomic(path, parts);
     const seg = LogSegment.load(gen, path, (l) => this.streamFor(l));
     this.segments.push(seg);
     this.flushing = null;
