@@ -9,9 +9,13 @@
 import type { Span } from '../../kernel/models.js';
 import type { DocSegmentWriter } from './doc-segment-file.js';
 import { byTimeSeq, EVENT_BLOCK, EventSegmentBuilder, type EventRow, type EventSegment } from './event-segment.js';
+import { bloomHasHash, hash2 } from './hash-bloom.js';
 import { unpack } from './pack.js';
 import type { GenRanges } from './segment-merge.js';
 import { minStart, TraceSegmentBuilder, type TraceSegment } from './trace-segment.js';
+
+/** Traces merged between two yields to the event loop (besides one per output block). */
+const TRACES_PER_TICK = 128;
 
 /** One trace of an input, in the input's order (first span start). */
 interface TraceItem {
@@ -69,6 +73,7 @@ export async function mergeTraceSegments(
   const cursors = inputs.map((s) => new TraceCursor(s));
   let live = cursors.filter((c) => c.next());
   let blocks = 0;
+  let traces = 0;
   while (live.length > 0) {
     let m = live[0]!;
     for (const c of live) if (c.cur!.min < m.cur!.min) m = c;
@@ -76,13 +81,15 @@ export async function mergeTraceSegments(
     let spans = m.cur!.spans;
     // Later parts of this trace in other inputs come later in their order: take them now.
     const mi = cursors.indexOf(m);
+    const [h1, h2] = hash2(id);
     let parts: Span[][] | null = null;
     const advance: TraceCursor[] = [m];
     for (let k = 0; k < cursors.length; k++) {
       const c = cursors[k]!;
       if (k === mi) continue;
-      // The trace may be the one this input is positioned on (equal first start times).
-      const more = c.cur?.id === id ? c.cur.spans : c.seg.lookup(id);
+      // The trace may be the one this input is positioned on (equal first start times); else
+      // the id bloom filter rules out most inputs without touching their id tables.
+      const more = c.cur?.id === id ? c.cur.spans : bloomHasHash(c.seg.index.idBloom, h1, h2) ? c.seg.lookup(id) : [];
       if (more.length === 0) continue;
       if (c.cur?.id === id) advance.push(c);
       else c.taken.add(id);
@@ -95,7 +102,7 @@ export async function mergeTraceSegments(
     }
     b.add(id, spans);
     for (const c of advance) if (!c.next()) live = live.filter((x) => x !== c);
-    if (b.blocks !== blocks) {
+    if (b.blocks !== blocks || ++traces % TRACES_PER_TICK === 0) {
       blocks = b.blocks;
       await tick();
     }

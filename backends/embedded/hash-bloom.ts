@@ -46,8 +46,13 @@ export function stringBloom(keys: Iterable<string>, distinct: number): Uint8Arra
 
 /** False only when `key` was certainly not added. */
 export function bloomHas(bits: Uint8Array, key: string): boolean {
-  const mask = bits.length * 8 - 1;
   const [h1, h2] = hash2(key);
+  return bloomHasHash(bits, h1, h2);
+}
+
+/** bloomHas for a key already hashed with hash2 (one key probed against many filters). */
+export function bloomHasHash(bits: Uint8Array, h1: number, h2: number): boolean {
+  const mask = bits.length * 8 - 1;
   for (let i = 0; i < PROBES; i++) {
     const h = (h1 + Math.imul(i, h2)) & mask;
     if ((bits[h >>> 3]! & (1 << (h & 7))) === 0) return false;
