@@ -382,12 +382,13 @@ export class EmbeddedMetricStore implements MetricStore {
       w.uvar(entries[k]!.id);
       w.uvar(off[k + 1]! - off[k]!);
     }
-    w.ensure(total * 16);
+    // The record is the header written so far plus the two columns, copied once into it.
     const ts = c.timestamps;
     const vs = c.values;
-    w.buf.set(new Uint8Array(ts.buffer, ts.byteOffset, total * 8), w.pos);
-    w.buf.set(new Uint8Array(vs.buffer, vs.byteOffset, total * 8), w.pos + total * 8);
-    w.pos += total * 16;
+    const rec = Buffer.allocUnsafe(w.pos + total * 16);
+    w.buf.copy(rec, 0, 0, w.pos);
+    rec.set(new Uint8Array(ts.buffer, ts.byteOffset, total * 8), w.pos);
+    rec.set(new Uint8Array(vs.buffer, vs.byteOffset, total * 8), w.pos + total * 8);
     let added = 0;
     for (let k = 0; k < n; k++) {
       const e = entries[k]!;
@@ -418,7 +419,7 @@ export class EmbeddedMetricStore implements MetricStore {
       entries[k] = undefined!;
     }
     this.headSamples += added;
-    const done = this.wal.append(w.take());
+    const done = this.wal.append(rec);
     this.maybeFlush();
     await done;
   }
