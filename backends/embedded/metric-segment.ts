@@ -2,7 +2,7 @@
  * Immutable metric segment files: compressed float chunks per series followed by an index
  * (labels, per-series and per-chunk time bounds, side samples) and a checksummed footer.
  *
- *   "LKMSEG01" | chunk bytes ... | index | f64 indexOffset | u32 indexLength | u32 crc32(index) | "LKMEND01"
+ *   "LKMSEG03" | chunk bytes ... | index | f64 indexOffset | u32 indexLength | u32 crc32(index) | "LKMEND02"
  *
  * Chunk bytes are read from the file on demand; only the index stays in memory.
  */
@@ -12,8 +12,15 @@ import type { Labels, Sample } from '../../kernel/models.js';
 import { ByteReader, ByteWriter } from './bytes.js';
 import { readLabels, readSample, writeLabels, writeSample } from './sample-codec.js';
 
-const MAGIC = Buffer.from('LKMSEG02');
-const END = Buffer.from('LKMEND01');
+/**
+ * Format 3 (LKMSEG03 / LKMEND02) may hold packed chunks (ENC_PACKED); the index is unchanged
+ * from format 2, which is still read. The footer changed too, so that a binary from before
+ * format 3 skips these files ("segment footer missing") instead of decoding packed chunks as
+ * Gorilla chunks.
+ */
+const MAGIC = Buffer.from('LKMSEG03');
+const END = Buffer.from('LKMEND02');
+const END_V2 = Buffer.from('LKMEND01');
 const FOOTER = 8 + 4 + 4 + 8;
 
 export interface ChunkData {
@@ -21,7 +28,7 @@ export interface ChunkData {
   maxt: number;
   count: number;
   data: Uint8Array;
-  /** ENC_XOR (default) or ENC_INT. */
+  /** ENC_XOR (default), ENC_INT (format 2 segments) or ENC_PACKED. */
   enc?: number;
 }
 
@@ -162,7 +169,7 @@ export class MetricSegment {
       if (size < MAGIC.length + FOOTER) throw new Error('segment too short');
       const footer = Buffer.alloc(FOOTER);
       readSync(fd, footer, 0, FOOTER, size - FOOTER);
-      if (!footer.subarray(16).equals(END)) throw new Error('segment footer missing');
+      if (!footer.subarray(16).equals(END) && !footer.subarray(16).equals(END_V2)) throw new Error('segment footer missing');
       const indexOff = footer.readDoubleLE(0);
       const indexLen = footer.readUInt32LE(8);
       const index = Buffer.alloc(indexLen);

@@ -84,7 +84,7 @@ test('a regular scrape packs into far fewer bytes than Gorilla chunks', () => {
   assert.ok(packed * 2 < gorilla.bytes().length, `packed ${packed} B, Gorilla ${gorilla.bytes().length} B`);
 });
 
-test('segments written with the earlier chunk encodings still read back exactly', async () => {
+test('format 2 segments (earlier chunk encodings) still read back exactly', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lookout-packed-'));
   try {
     const T0 = Date.UTC(2024, 0, 10);
@@ -112,7 +112,11 @@ test('segments written with the earlier chunk encodings still read back exactly'
       { labels: { __name__: 'old_int' }, chunks: intChunks, side: null },
       { labels: { __name__: 'old_float' }, chunks: xorChunks, side: null },
     ]);
-    writeFileAtomic(path, seg.encode());
+    // As a format 2 file (the layout is the same, only the magic strings differ).
+    const bytes = Buffer.concat(seg.encode());
+    bytes.write('LKMSEG02', 0, 'latin1');
+    bytes.write('LKMEND01', bytes.length - 8, 'latin1');
+    writeFileAtomic(path, [bytes]);
     const b = openEmbeddedBackend({ dir, logger: createLogger('error'), maintenanceIntervalMs: 0 });
     try {
       const read = async (from: number, to: number) => {
