@@ -17,7 +17,11 @@ export interface BulkItem {
   op: BulkOp;
   index: string;
   id: string;
-  /** True when the id was generated here (base64url: safe to embed in JSON as is). */
+  /**
+   * True when the id is generated here: drawn from ParsedBulk.nextId when the response is
+   * written (base64url: safe to embed in JSON as is); `id` is then empty. Such items are shared
+   * by every document of the same action line (nothing per document but the record).
+   */
   generated?: boolean;
   /** Set for refused items. */
   error?: { type: string; reason: string };
@@ -26,6 +30,17 @@ export interface BulkItem {
 export interface ParsedBulk {
   logs: LogRecord[];
   items: BulkItem[];
+  /** The ids of generated items, in item order. */
+  nextId: () => string;
+}
+
+/** An action line's meaning, cached while the same line repeats. */
+interface Action {
+  op: BulkOp;
+  index: string | undefined;
+  id: string | undefined;
+  /** The item of every successful document of this action when its id is generated. */
+  generatedItem?: BulkItem;
 }
 
 /** ES-style 20-character base64url ids, drawn in one batch per request. */
@@ -69,12 +84,13 @@ export function parseBulk(body: Buffer, defaultIndex: string | undefined): Parse
   const now = nowNs();
   let pos = 0;
   let line = 0;
-  // The last action line parsed (byte range) and its value.
+  // The last action line parsed (byte range) and its meaning.
   let lastStart = -1;
   let lastEnd = -1;
-  let lastAction: unknown;
-  // The action awaiting its source line.
-  let pending: { op: BulkOp; index: string | undefined; id: string | undefined; line: number } | undefined;
+  let lastAction: Action | undefined;
+  // The action awaiting its source line (and the line it was on).
+  let pending: Action | undefined;
+  let pendingLine = 0;
   while (pos < len) {
     const start = pos;
     let end = body.indexOf(10, pos);
@@ -91,32 +107,30 @@ export function parseBulk(body: Buffer, defaultIndex: string | undefined): Parse
         const log = scannedDocumentToLog(body, start, end, index || undefined, now);
         if (log) {
           logs.push(log);
-          const generated = p.id === undefined;
-          items.push({ op: p.op, index, id: p.id ?? ids.next(), generated });
+          items.push(p.id === undefined ? (p.generatedItem ??= { op: p.op, index, id: '', generated: true }) : { op: p.op, index, id: p.id });
           continue;
         }
       }
       const doc = parseLine(body.toString('utf8', start, end), line, 'document');
-      const generated = p.id === undefined;
-      const id = p.id ?? ids.next();
       if (p.op === 'update') {
-        items.push({ op: p.op, index, id, error: { type: 'illegal_argument_exception', reason: 'update is not supported: logs are append-only' } });
+        items.push({ op: p.op, index, id: p.id ?? ids.next(), error: { type: 'illegal_argument_exception', reason: 'update is not supported: logs are append-only' } });
         continue;
       }
       if (!isRecord(doc)) throw badRequest(`document on line ${line} is not a JSON object`, { code: 'mapper_parsing_exception' });
       logs.push(documentToLog(doc, index || undefined, now));
-      items.push({ op: p.op, index, id, generated });
+      items.push(p.id === undefined ? (p.generatedItem ??= { op: p.op, index, id: '', generated: true }) : { op: p.op, index, id: p.id });
       continue;
     }
-    // Bulk bodies repeat the same action line; parse it once (the result is only read).
-    let action: unknown;
-    if (lastStart >= 0 && end - start === lastEnd - lastStart && body.compare(body, lastStart, lastEnd, start, end) === 0) action = lastAction;
-    else {
-      action = parseLine(body.toString('utf8', start, end), line, 'action/metadata line');
-      lastStart = start;
-      lastEnd = end;
-      lastAction = action;
+    // Bulk bodies repeat the same action line: parse and check it once.
+    if (lastAction && end - start === lastEnd - lastStart && body.compare(body, lastStart, lastEnd, start, end) === 0) {
+      if (lastAction.op === 'delete') items.push(deleteItem(lastAction, defaultIndex));
+      else {
+        pending = lastAction;
+        pendingLine = line;
+      }
+      continue;
     }
+    const action = parseLine(body.toString('utf8', start, end), line, 'action/metadata line');
     const keys = isRecord(action) ? Object.keys(action) : [];
     const op = keys[0];
     if (keys.length !== 1 || !op || !OPS.has(op)) {
@@ -131,17 +145,25 @@ export function parseBulk(body: Buffer, defaultIndex: string | undefined): Parse
     }
     const index = typeof meta?._index === 'string' ? meta._index : undefined;
     const id = typeof meta?._id === 'string' ? meta._id : typeof meta?._id === 'number' ? String(meta._id) : undefined;
+    lastStart = start;
+    lastEnd = end;
+    lastAction = { op: op as BulkOp, index, id };
     if (op === 'delete') {
-      items.push({
-        op,
-        index: index ?? defaultIndex ?? '',
-        id: id ?? '',
-        error: { type: 'illegal_argument_exception', reason: 'delete is not supported: logs are append-only' },
-      });
+      items.push(deleteItem(lastAction, defaultIndex));
       continue;
     }
-    pending = { op: op as BulkOp, index, id, line };
+    pending = lastAction;
+    pendingLine = line;
   }
-  if (pending) throw badRequest(`action/metadata line [${pending.line}] has no source line after it`, { code: 'illegal_argument_exception' });
-  return { logs, items };
+  if (pending) throw badRequest(`action/metadata line [${pendingLine}] has no source line after it`, { code: 'illegal_argument_exception' });
+  return { logs, items, nextId: () => ids.next() };
+}
+
+function deleteItem(a: Action, defaultIndex: string | undefined): BulkItem {
+  return {
+    op: 'delete',
+    index: a.index ?? defaultIndex ?? '',
+    id: a.id ?? '',
+    error: { type: 'illegal_argument_exception', reason: 'delete is not supported: logs are append-only' },
+  };
 }

@@ -50,7 +50,7 @@ export default definePlugin({
       const start = performance.now();
       const m = /\/api\/v1\/shipper\/([^/]+)\/_bulk$/.exec(req.path);
       const defaultIndex = m && m[1] !== '_bulk' ? decodeURIComponent(m[1]!) : undefined;
-      const { logs, items } = parseBulk(req.body, defaultIndex);
+      const { logs, items, nextId } = parseBulk(req.body, defaultIndex);
       return {
         batch: { logs },
         rejected: items.length - logs.length,
@@ -58,7 +58,7 @@ export default definePlugin({
           status: 200,
           contentType: 'application/json',
           headers: { ...PRODUCT_HEADERS },
-          body: bulkResponse(items, Math.round(performance.now() - start), req.query.get('filter_path')),
+          body: bulkResponse(items, Math.round(performance.now() - start), req.query.get('filter_path'), nextId),
         }),
       };
     };

@@ -13,13 +13,13 @@ let seqNo = 0;
 
 const SUCCESS_TAIL = '","_version":1,"result":"created","_shards":{"total":1,"successful":1,"failed":0},"_seq_no":';
 
-function itemJson(it: BulkItem, indexJson: string, fields: ItemFields | undefined): string {
+function itemJson(it: BulkItem, indexJson: string, fields: ItemFields | undefined, nextId: () => string): string {
   if (!fields && !it.error) {
     // Hot path: generated ids are base64url and need no escaping.
-    const idText = it.generated ? it.id : JSON.stringify(it.id).slice(1, -1);
+    const idText = it.generated ? nextId() : JSON.stringify(it.id).slice(1, -1);
     return '{"' + it.op + '":{"_index":' + indexJson + ',"_id":"' + idText + SUCCESS_TAIL + seqNo++ + ',"_primary_term":1,"status":201}}';
   }
-  const idJson = JSON.stringify(it.id);
+  const idJson = it.generated ? '"' + nextId() + '"' : JSON.stringify(it.id);
   if (it.error) {
     const status = 400;
     const err = `{"type":${JSON.stringify(it.error.type)},"reason":${JSON.stringify(it.error.reason)},"index":${indexJson}}`;
@@ -78,7 +78,7 @@ const SUCCESS_END_BYTES = Buffer.from(',"_primary_term":1,"status":201}}');
  * a 5,000-item answer costs a few constant copies per item instead of ~1 MB of string
  * concatenation followed by its UTF-8 encoding.
  */
-function fullResponseBytes(items: readonly BulkItem[], tookMs: number): Buffer {
+function fullResponseBytes(items: readonly BulkItem[], tookMs: number, nextId: () => string): Buffer {
   const errors = items.some((i) => i.error);
   let buf = Buffer.allocUnsafe(64 + items.length * 200);
   let pos = buf.write(`{"took":${tookMs},"errors":${errors},"items":[`, 0, 'utf8');
@@ -87,7 +87,7 @@ function fullResponseBytes(items: readonly BulkItem[], tookMs: number): Buffer {
   let head = Buffer.alloc(0);
   for (let k = 0; k < items.length; k++) {
     const it = items[k]!;
-    const special = it.error !== undefined || !it.generated ? itemJson(it, JSON.stringify(it.index), undefined) : undefined;
+    const special = it.error !== undefined || !it.generated ? itemJson(it, JSON.stringify(it.index), undefined, nextId) : undefined;
     const need = 2 + (special !== undefined ? special.length * 3 : head.length + it.index.length * 6 + 180);
     if (pos + need > buf.length) {
       const next = Buffer.allocUnsafe(Math.max(buf.length * 2, pos + need));
@@ -112,7 +112,7 @@ function fullResponseBytes(items: readonly BulkItem[], tookMs: number): Buffer {
     buf.set(head, pos);
     pos += head.length;
     // Generated ids are base64url: ASCII, no escaping.
-    pos += buf.write(it.id, pos, 'latin1');
+    pos += buf.write(nextId(), pos, 'latin1');
     buf.set(SUCCESS_TAIL_BYTES, pos);
     pos += SUCCESS_TAIL_BYTES.length;
     let seq = seqNo++;
@@ -136,8 +136,9 @@ function fullResponseBytes(items: readonly BulkItem[], tookMs: number): Buffer {
   return buf.subarray(0, pos);
 }
 
-export function bulkResponse(items: readonly BulkItem[], tookMs: number, filterPath: string | null): string | Buffer {
-  if (!filterPath) return fullResponseBytes(items, tookMs);
+/** The response for `items`; generated ids are drawn from `nextId` in item order. */
+export function bulkResponse(items: readonly BulkItem[], tookMs: number, filterPath: string | null, nextId: () => string): string | Buffer {
+  if (!filterPath) return fullResponseBytes(items, tookMs, nextId);
   const filter = parseFilter(filterPath);
   const errors = items.some((i) => i.error);
   const indexJsonCache = new Map<string, string>();
@@ -153,7 +154,7 @@ export function bulkResponse(items: readonly BulkItem[], tookMs: number, filterP
         ij = JSON.stringify(it.index);
         indexJsonCache.set(it.index, ij);
       }
-      const s = itemJson(it, ij, fields);
+      const s = itemJson(it, ij, fields, nextId);
       if (s) parts.push(s);
     }
     if (!filter || parts.length) out.push(`"items":[${parts.join(',')}]`);
