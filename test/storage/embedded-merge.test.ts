@@ -404,6 +404,37 @@ test('retention deletes merged segments; windows follow the retention', async ()
   await b.close();
 });
 
+test('a shutdown or retention during a merge abandons it: inputs intact, no temp file', async () => {
+  const dir = tmp();
+  let b = open(dir, { retentionMs: { metrics: 0, logs: DAY, traces: DAY, events: DAY } });
+  for (let f = 0; f < 60; f++) {
+    await b.logs.append(logBatch(f, 300));
+    await b.events.append(eventBatch(f, 300));
+    await flushAll(b);
+  }
+  // Close while merging: the merge stops at its next yield.
+  const p = mergePolicy(0, MERGE);
+  const merging = Promise.all([b.logs.mergeSegments(p), b.events.mergeSegments(p)]);
+  await new Promise((r) => setImmediate(r));
+  await b.close();
+  assert.equal(await merging, [0, 0]);
+  for (const sig of ['logs', 'events']) assert.ok(files(dir, sig).every((f) => !f.endsWith('.tmp')), sig);
+  b = open(dir, { retentionMs: { metrics: 0, logs: DAY, traces: DAY, events: DAY } });
+  assert.is(b.logs.stats().segments, 60);
+  let n = 0;
+  for await (const x of b.logs.scan({ startNs: 0n, endNs: END })) n += x.records.length;
+  assert.is(n, 60 * 300);
+  // Retention removing the inputs while they are being merged.
+  const merging2 = Promise.all([b.logs.mergeSegments(p), b.events.mergeSegments(p)]);
+  await new Promise((r) => setImmediate(r));
+  const rep = await b.maintenance({ flush: false, now: T0 + 3 * DAY });
+  assert.ok(rep.expiredSegments >= 120);
+  assert.equal(await merging2, [0, 0]);
+  assert.equal(segCounts(b), [0, 0, 0]);
+  for (const sig of ['logs', 'events']) assert.equal(files(dir, sig), [], sig);
+  await b.close();
+});
+
 test.after(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
