@@ -32,28 +32,38 @@ const LABEL_SLOTS = [
 /**
  * Documents of one shipper repeat a handful of label sets; handing storage the same (immutable)
  * object for equal sets spares it hashing labels per record (it caches streams by object) and
- * spares the GC one surviving object per document. Bounded: cleared when it grows past MAX.
+ * spares the GC one surviving object per document. Looked up through one map level per slot
+ * (level, then each label value): the values are mostly the scanner's interned strings, whose
+ * hashes V8 keeps, so no key string is built per document. Bounded: cleared past MAX sets.
  */
-const labelSets = new Map<string, Labels>();
+type LabelTrie = Map<string | undefined, LabelTrie | Labels>;
+const labelSets: LabelTrie = new Map();
+let labelSetCount = 0;
 const MAX_LABEL_SETS = 10_000;
 const slotValues: (string | undefined)[] = new Array(LABEL_SLOTS.length);
 
 function sharedLabels(level: string | undefined, v: readonly (FacetValue | undefined)[]): Labels {
-  // Length-prefixed parts: unambiguous whatever bytes the values hold.
-  let key = level === undefined ? '-' : level.length + ':' + level;
-  for (let j = 0; j < LABEL_SLOTS.length; j++) {
-    const x = v[LABEL_SLOTS[j]![0]];
-    const sv = x === undefined ? undefined : String(x);
-    slotValues[j] = sv;
-    key += sv === undefined ? '-' : sv.length + ':' + sv;
+  if (labelSetCount >= MAX_LABEL_SETS) {
+    labelSets.clear();
+    labelSetCount = 0;
   }
-  let labels = labelSets.get(key);
+  let node = labelSets;
+  let key = level;
+  for (let j = 0; j < LABEL_SLOTS.length; j++) {
+    let next = node.get(key) as LabelTrie | undefined;
+    if (next === undefined) node.set(key, (next = new Map()));
+    node = next;
+    const x = v[LABEL_SLOTS[j]![0]];
+    key = x === undefined ? undefined : String(x);
+    slotValues[j] = key;
+  }
+  let labels = node.get(key) as Labels | undefined;
   if (labels === undefined) {
     const l: Record<string, string> = { svc_stream: 'logs' };
     if (level) l.level = level;
     for (let j = 0; j < LABEL_SLOTS.length; j++) if (slotValues[j] !== undefined) l[LABEL_SLOTS[j]![1]] = slotValues[j]!;
-    if (labelSets.size >= MAX_LABEL_SETS) labelSets.clear();
-    labelSets.set(key, (labels = l));
+    node.set(key, (labels = l));
+    labelSetCount++;
   }
   return labels;
 }
