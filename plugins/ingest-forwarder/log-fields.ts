@@ -212,8 +212,11 @@ export class FieldPlan<S extends string> {
    */
   begin(values: (FacetValue | undefined)[]): void {
     const n = this.slotNames.length;
-    this.prios = new Array(n).fill(Infinity);
-    this.keys = new Array(n).fill(undefined);
+    // Reused in place: a record is mapped synchronously, one at a time.
+    if (this.prios.length !== n) this.prios = new Array(n);
+    if (this.keys.length !== n) this.keys = new Array(n);
+    this.prios.fill(Infinity);
+    this.keys.fill(undefined);
     for (let i = 0; i < n; i++) values[i] = undefined;
     this.values = values;
     this.facets = {};

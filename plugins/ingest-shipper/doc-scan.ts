@@ -33,6 +33,15 @@ export class DocScanner<S extends string> {
   private readonly keyStack: string[] = [];
   private keyTop = 0;
   private readonly interned: (string | undefined)[] = new Array(INTERN_SLOTS);
+  /** Intern slot of the last key read (-1: not interned). */
+  private keySlot = -1;
+  /**
+   * Dotted names by (key slot, parent key slot): the key, its prefix and the joined name, so a
+   * repeated nested key costs two string identity checks instead of joinKey's map lookups.
+   */
+  private readonly joinKey: (string | undefined)[] = new Array(INTERN_SLOTS);
+  private readonly joinPrefix: (string | undefined)[] = new Array(INTERN_SLOTS);
+  private readonly joinFull: (string | undefined)[] = new Array(INTERN_SLOTS);
 
   constructor(private readonly plan: FieldPlan<S>) {}
 
@@ -47,7 +56,7 @@ export class DocScanner<S extends string> {
     this.keyTop = 0;
     this.ws();
     if (this.p >= end || b[this.p] !== 0x7b) return false;
-    if (!this.object('', 0)) return false;
+    if (!this.object('', 0, 0)) return false;
     this.ws();
     return this.p === end;
   }
@@ -63,11 +72,14 @@ export class DocScanner<S extends string> {
     this.p = p;
   }
 
-  /** Reads the object at p (`{`); nested objects at `depth` are flattened under `prefix`. */
-  private object(prefix: string, depth: number): boolean {
+  /**
+   * Reads the object at p (`{`); nested objects at `depth` are flattened under `prefix` (the
+   * object's own key had intern slot `parentSlot`).
+   */
+  private object(prefix: string, depth: number, parentSlot: number): boolean {
     const b = this.b;
     this.p++;
-    this.ws();
+    if (b[this.p]! <= 0x20) this.ws();
     if (this.p < this.e && b[this.p] === 0x7d) {
       this.p++;
       return true;
@@ -82,19 +94,32 @@ export class DocScanner<S extends string> {
       for (let k = base; k < top; k++) if (keys[k] === key) return false;
       keys[top] = key;
       this.keyTop = top + 1;
-      this.ws();
+      const slot = this.keySlot;
+      if (b[this.p]! <= 0x20) this.ws();
       if (this.p >= this.e || b[this.p] !== 0x3a) return false;
       this.p++;
-      this.ws();
+      if (b[this.p]! <= 0x20) this.ws();
       if (this.p >= this.e) return false;
-      const full = joinKey(prefix, key);
+      let full: string;
+      if (prefix === '') full = key;
+      else if (slot < 0) full = joinKey(prefix, key);
+      else {
+        const j = (slot * 31 + parentSlot) & (INTERN_SLOTS - 1);
+        if (this.joinKey[j] === key && this.joinPrefix[j] === prefix) full = this.joinFull[j]!;
+        else {
+          full = joinKey(prefix, key);
+          this.joinKey[j] = key;
+          this.joinPrefix[j] = prefix;
+          this.joinFull[j] = full;
+        }
+      }
       const c = b[this.p]!;
       if (c === 0x22) {
         const s = this.string();
         if (s === undefined) return false;
         this.plan.leaf(full, s);
       } else if (c === 0x7b) {
-        if (depth + 1 >= MAX_DEPTH || !this.object(full, depth + 1)) return false;
+        if (depth + 1 >= MAX_DEPTH || !this.object(full, depth + 1, slot < 0 ? 0 : slot)) return false;
       } else if (c === 0x74) {
         if (!this.literal(0x72, 0x75, 0x65)) return false;
         this.plan.leaf(full, true);
@@ -109,7 +134,7 @@ export class DocScanner<S extends string> {
         if (v === undefined) return false;
         this.plan.leaf(full, v);
       }
-      this.ws();
+      if (b[this.p]! <= 0x20) this.ws();
       if (this.p >= this.e) return false;
       const sep = b[this.p]!;
       this.p++;
@@ -118,7 +143,7 @@ export class DocScanner<S extends string> {
         return true;
       }
       if (sep !== 0x2c) return false;
-      this.ws();
+      if (b[this.p]! <= 0x20) this.ws();
     }
   }
 
@@ -151,7 +176,8 @@ export class DocScanner<S extends string> {
     }
     if (p === s || digits) return undefined;
     this.p = p + 1;
-    return ascii && p - s <= INTERN_MAX_LEN ? this.intern(s, p, h) : b.utf8Slice(s, p);
+    this.keySlot = -1;
+    return ascii && p - s <= INTERN_MAX_LEN ? this.intern(s, p, h, true) : b.utf8Slice(s, p);
   }
 
   /** A string value; escapes are decoded by JSON.parse (exactly its semantics); undefined if malformed. */
@@ -185,7 +211,7 @@ export class DocScanner<S extends string> {
     if (!ascii || p - s > INTERN_VALUE_LEN) return b.utf8Slice(s, p);
     let h = 0;
     for (let i = s; i < p; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-    return this.intern(s, p, h);
+    return this.intern(s, p, h, false);
   }
 
   /** A JSON number (strict grammar); undefined if malformed. */
@@ -235,11 +261,12 @@ export class DocScanner<S extends string> {
   }
 
   /** The same string object as last time for an ASCII byte run hashing (`h`) to the same slot. */
-  private intern(start: number, end: number, h: number): string {
+  private intern(start: number, end: number, h: number, isKey: boolean): string {
     const b = this.b;
     const len = end - start;
     h ^= len;
     const slot = (h ^ (h >>> 16)) & (INTERN_SLOTS - 1);
+    if (isKey) this.keySlot = slot;
     const s = this.interned[slot];
     if (s !== undefined && s.length === len) {
       let i = 0;
