@@ -251,13 +251,15 @@ export class MetricSegment {
         if (e > end) end = e;
         j++;
       }
-      const buf = Buffer.allocUnsafe(end - from);
+      const read = Buffer.allocUnsafe(end - from);
       let got = 0;
-      while (got < buf.length) {
-        const n = readSync(this.fd, buf, got, buf.length - got, from + got);
+      while (got < read.length) {
+        const n = readSync(this.fd, read, got, read.length - got, from + got);
         if (n <= 0) throw new Error(`segment ${this.path}: short read`);
         got += n;
       }
+      // A plain Uint8Array view: its subarray is a builtin, Buffer's constructs a FastBuffer.
+      const buf = new Uint8Array(read.buffer, read.byteOffset, read.length);
       for (; k < j; k++) {
         const i = order[k]!;
         out[i] = wants[i]!.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc, data: buf.subarray(c.off - from, c.off - from + c.len) }));
