@@ -150,6 +150,8 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
     },
     async close() {
       if (timer) clearInterval(timer);
+      // A merge in progress is abandoned rather than waited for (its inputs stay as they are).
+      await Promise.all([logs.stopMerging(), traces.stopMerging(), events.stopMerging()]);
       await running;
       // A clean shutdown flushes heads into segments so the next start has little WAL to replay.
       await metrics.close({ flushHead: true });

@@ -315,6 +315,11 @@ export class EmbeddedLogStore implements LogStore {
     this.opts.logger.info('removed log segments replaced by a merge', { gens: [...gone] });
   }
 
+  /** Stops background merging (a merge in progress is abandoned at its next yield). */
+  stopMerging(): Promise<void> {
+    return this.merger.stop();
+  }
+
   /** Merges small segments (background; see log-merge.ts). Returns the merges done. */
   mergeSegments(policy: MergePolicy): Promise<number> {
     return this.merger.run(() =>

@@ -161,6 +161,11 @@ export abstract class SegmentedDocStore<Doc, Seg extends StoredSegment, CacheVal
     });
   }
 
+  /** Stops background merging (a merge in progress is abandoned at its next yield). */
+  stopMerging(): Promise<void> {
+    return this.merger.stop();
+  }
+
   private async mergeGroup(inputs: Seg[]): Promise<void> {
     inputs.sort((a, b) => a.gen - b.gen);
     const target = inputs[inputs.length - 1]!;
