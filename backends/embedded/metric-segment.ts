@@ -210,13 +210,14 @@ export class MetricSegment {
     if (want[0]!.data) return want as ChunkData[];
     const first = want[0]!.off;
     const last = want[want.length - 1]!;
-    const buf = Buffer.allocUnsafe(last.off + last.len - first);
+    const read = Buffer.allocUnsafe(last.off + last.len - first);
     let got = 0;
-    while (got < buf.length) {
-      const n = readSync(this.fd, buf, got, buf.length - got, first + got);
+    while (got < read.length) {
+      const n = readSync(this.fd, read, got, read.length - got, first + got);
       if (n <= 0) throw new Error(`segment ${this.path}: short read`);
       got += n;
     }
+    const buf = new Uint8Array(read.buffer, read.byteOffset, read.length); // as in chunksOfMany
     return want.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc, data: buf.subarray(c.off - first, c.off - first + c.len) }));
   }
 
