@@ -378,10 +378,25 @@ export class EmbeddedMetricStore implements MetricStore {
     const off = c.offsets;
     const total = off[n]!;
     w.uvar(n);
+    // Per series: id and sample count as varints, written inline (both below 2^32).
+    w.ensure(n * 10);
+    const wb = w.buf;
+    let wp = w.pos;
     for (let k = 0; k < n; k++) {
-      w.uvar(entries[k]!.id);
-      w.uvar(off[k + 1]! - off[k]!);
+      let id = entries[k]!.id;
+      while (id >= 0x80) {
+        wb[wp++] = (id & 0x7f) | 0x80;
+        id >>>= 7;
+      }
+      wb[wp++] = id;
+      let cnt = off[k + 1]! - off[k]!;
+      while (cnt >= 0x80) {
+        wb[wp++] = (cnt & 0x7f) | 0x80;
+        cnt >>>= 7;
+      }
+      wb[wp++] = cnt;
     }
+    w.pos = wp;
     // The record is the header written so far plus the two columns, copied once into it.
     const ts = c.timestamps;
     const vs = c.values;
