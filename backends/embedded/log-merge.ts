@@ -30,16 +30,20 @@ export async function mergeLogSegments(host: LogMergeHost, policy: MergePolicy):
   for (;;) {
     if (host.runner.stopped) return done;
     const group = planMerge(
-      host.segments().map((seg) => ({ seg, gen: seg.gen, bytes: seg.bytes, newestNs: seg.maxTs })),
+      host.segments()
+        .filter((seg) => host.runner.eligible(seg))
+        .map((seg) => ({ seg, gen: seg.gen, bytes: seg.bytes, newestNs: seg.maxTs })),
       policy,
     );
     if (!group) return done;
+    const inputs = group.map((g) => g.seg);
     try {
-      await mergeGroup(host, group.map((g) => g.seg));
+      await mergeGroup(host, inputs);
       done++;
     } catch (e) {
       if (e instanceof MergeAbandoned) return done;
-      throw e;
+      host.runner.fail(inputs);
+      host.logger.error('log segment merge failed; its inputs are left as they are', { inputs: inputs.map((s) => s.path), err: e });
     }
   }
 }

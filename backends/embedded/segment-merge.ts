@@ -151,6 +151,18 @@ export const yieldToLoop = (): Promise<void> => new Promise((r) => setImmediate(
 export class MergeRunner {
   private running: Promise<number> | null = null;
   stopped = false;
+  /** Segments a merge failed on (e.g. an unreadable block): left alone until restart, not retried every minute. */
+  private readonly failed = new WeakSet<object>();
+
+  /** Whether `seg` may be merged. */
+  eligible(seg: object): boolean {
+    return !this.failed.has(seg);
+  }
+
+  /** Excludes the inputs of a failed merge from later merges. */
+  fail(inputs: readonly object[]): void {
+    for (const s of inputs) this.failed.add(s);
+  }
 
   /** Runs `fn` unless a merge is already in progress (then waits for that one). */
   run(fn: () => Promise<number>): Promise<number> {

@@ -146,16 +146,23 @@ export abstract class SegmentedDocStore<Doc, Seg extends StoredSegment, CacheVal
       for (;;) {
         if (this.merger.stopped) return done;
         const group = planMerge(
-          this.segments.map((seg) => ({ seg, gen: seg.gen, bytes: seg.file.size, newestNs: this.newestNs(seg) })),
+          this.segments
+            .filter((seg) => this.merger.eligible(seg))
+            .map((seg) => ({ seg, gen: seg.gen, bytes: seg.file.size, newestNs: this.newestNs(seg) })),
           policy,
         );
         if (!group) return done;
+        const inputs = group.map((g) => g.seg);
         try {
-          await this.mergeGroup(group.map((g) => g.seg));
+          await this.mergeGroup(inputs);
           done++;
         } catch (e) {
           if (e instanceof MergeAbandoned) return done;
-          throw e;
+          this.merger.fail(inputs);
+          this.baseOpts.logger.error(`${this.spec.kind} segment merge failed; its inputs are left as they are`, {
+            inputs: inputs.map((s) => s.file.path),
+            err: e,
+          });
         }
       }
     });

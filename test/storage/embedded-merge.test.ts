@@ -5,7 +5,7 @@
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { copyFileSync, cpSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { closeSync, copyFileSync, cpSync, mkdtempSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openEmbeddedBackend, type EmbeddedBackend, type EmbeddedOptions } from '../../backends/embedded/index.js';
@@ -433,6 +433,36 @@ test('a shutdown or retention during a merge abandons it: inputs intact, no temp
   assert.equal(segCounts(b), [0, 0, 0]);
   for (const sig of ['logs', 'events']) assert.equal(files(dir, sig), [], sig);
   await b.close();
+});
+
+test('a merge that fails on an unreadable input leaves every segment as it was and is not retried', async () => {
+  const dir = tmp();
+  const b = open(dir);
+  for (let f = 0; f < 6; f++) {
+    await b.logs.append(logBatch(f, 50));
+    await b.events.append(eventBatch(f, 50));
+    await flushAll(b);
+  }
+  await b.close();
+  // Garbage inside the first block of the third segment (the index, read at open, is intact).
+  for (const sig of ['logs', 'events']) {
+    const f = join(dir, sig, 'segments', files(dir, sig)[2]!);
+    const fd = openSync(f, 'r+');
+    writeSync(fd, Buffer.alloc(24, 0xee), 0, 24, 8);
+    closeSync(fd);
+  }
+  const lines: string[] = [];
+  const c = open(dir, {}, lines);
+  const p = mergePolicy(0, MERGE);
+  assert.equal([await c.logs.mergeSegments(p), await c.events.mergeSegments(p)], [0, 0]);
+  const errors = () => lines.filter((l) => l.includes('merge failed')).length;
+  assert.is(errors(), 2);
+  assert.is(c.logs.stats().segments, 6);
+  assert.is(c.events.stats().segments, 6);
+  for (const sig of ['logs', 'events']) assert.ok(files(dir, sig).every((f) => !f.endsWith('.tmp')), sig);
+  assert.equal([await c.logs.mergeSegments(p), await c.events.mergeSegments(p)], [0, 0]);
+  assert.is(errors(), 2);
+  await c.close();
 });
 
 test.after(() => {
