@@ -5,6 +5,8 @@
  *   otlp-logs     OTLP/HTTP protobuf logs, records/s
  *   shipper       shipper bulk (`_bulk` NDJSON, Filebeat-like ECS documents), documents/s
  *   overload      RSS while far more concurrent requests than limits.ingestMaxConcurrent arrive
+ *   rw-ceiling    in-process remote write: snappy + columnar decode + embedded appendColumns (WAL
+ *                 included), samples/s and CPU ns per sample (not in the default set)
  *   ceiling       in-process, single thread, no HTTP and no storage: OTLP logs protobuf decode+map
  *                 and shipper bulk parse+map, records/s, median of 5 two-second runs (less
  *                 sensitive to machine load than the end-to-end figures; not in the default set)
@@ -376,6 +378,49 @@ async function main(): Promise<void> {
         figures.rwRatio = Number((lookoutRate / promRate).toFixed(3));
       }
     }
+  }
+
+  if (sections.includes('rw-ceiling')) {
+    // In process, one thread, no HTTP: snappy + columnar decode + embedded appendColumns (WAL
+    // included, 8 requests in flight), on the remote-write section's payloads. The first round
+    // (series creation) is excluded. CPU per sample is the steadier figure on a busy machine.
+    const { snappyUncompress } = await import('../../kernel/http/snappy.js');
+    const { decodeWriteRequestV1Columns } = await import('../../plugins/ingest-remote-write/decode-columns.js');
+    const { LabelSetCache } = await import('../../plugins/ingest-remote-write/label-cache.js');
+    const { openEmbeddedBackend } = await import('../../backends/embedded/index.js');
+    const { createLogger } = await import('../../kernel/logger.js');
+    const samples = Number(arg('rw-samples', '4000000'));
+    const { bodies, perBody } = rwPayloads(40_000, Math.max(2, Math.round(samples / 40_000)));
+    const dir = mkdtempSync(join(tmpdir(), 'lookout-bench-rwc-'));
+    const b = openEmbeddedBackend({ dir, logger: createLogger('error', {}, () => undefined), fsync: 'interval', maintenanceIntervalMs: 0 });
+    const cache = new LabelSetCache();
+    const tooLarge = () => new Error('too large');
+    const perRound = 40_000 / SERIES_PER_REQUEST;
+    let n = 0;
+    let t0 = 0;
+    let cpu0 = process.cpuUsage();
+    const inflight: Promise<void>[] = [];
+    for (let i = 0; i < bodies.length; i++) {
+      if (i === perRound) {
+        await Promise.all(inflight.splice(0));
+        t0 = performance.now();
+        cpu0 = process.cpuUsage();
+      }
+      const d = decodeWriteRequestV1Columns(snappyUncompress(bodies[i]!, 1 << 30, tooLarge), undefined, cache)!;
+      inflight.push(b.metrics.appendColumns(d.columns));
+      if (i >= perRound) n += perBody[i]!;
+      if (inflight.length >= 8) await inflight.shift();
+    }
+    await Promise.all(inflight);
+    const wall = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    await b.close();
+    rmSync(dir, { recursive: true, force: true });
+    const rate = n / (wall / 1000);
+    const ns = ((cpu.user + cpu.system) * 1000) / n;
+    row('ceiling: remote write snappy+decode+append', `${Math.round(rate).toLocaleString('en')} samples/s, ${Math.round(ns)} ns CPU per sample (in process, no HTTP)`);
+    figures.ceilingRwSamplesPerSec = Math.round(rate);
+    figures.ceilingRwCpuNsPerSample = Math.round(ns);
   }
 
   if (sections.includes('generator')) {
