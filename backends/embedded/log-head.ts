@@ -15,6 +15,8 @@ import { floorMs, type Facets, type LogColumns } from './log-segment.js';
 import { unpack } from './pack.js';
 
 const INITIAL = 4096;
+/** Word of a 64-bit element holding its high half in a 32-bit view (1 on little-endian machines). */
+const HI = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 1 : 0;
 
 function grow<T extends BigInt64Array | Float64Array | Uint32Array>(a: T, make: (n: number) => T): T {
   const next = make(a.length * 2);
@@ -81,13 +83,13 @@ export class Head {
     let order: Uint32Array;
     if (this.sorted) order = Uint32Array.from({ length: n }, (_, i) => i);
     else {
-      // Number keys only (ms, then the sub-ms remainder, then row = seq order): comparing
-      // BigInt64Array elements would allocate a BigInt per read inside the comparator.
-      const ms = this.ms;
-      const sub = new Float64Array(n);
-      for (let i = 0; i < n; i++) sub[i] = Number(this.ts[i]! - BigInt(ms[i]!) * 1_000_000n);
+      // Timestamps compared as (signed high, unsigned low) 32-bit halves, then row (= seq
+      // order): reading BigInt64Array elements would allocate a BigInt per read in the comparator.
+      const hi = new Int32Array(this.ts.buffer, this.ts.byteOffset, n * 2);
+      const lo = new Uint32Array(this.ts.buffer, this.ts.byteOffset, n * 2);
       const idx = Array.from({ length: n }, (_, i) => i);
-      idx.sort((a, b) => ms[a]! - ms[b]! || sub[a]! - sub[b]! || a - b);
+      const LO = 1 - HI;
+      idx.sort((a, b) => hi[2 * a + HI]! - hi[2 * b + HI]! || lo[2 * a + LO]! - lo[2 * b + LO]! || a - b);
       order = Uint32Array.from(idx);
     }
     const ts = new BigInt64Array(n);
