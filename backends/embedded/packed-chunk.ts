@@ -318,14 +318,15 @@ function decodeStream(
   let acc = start;
   let i = 0;
   let e = 0;
-  let stop = exc.n > 0 ? exc.pos[0]! : m;
+  // Exceptions at or past m are not reached (a stream decoded only in part).
+  let stop = exc.n > 0 && exc.pos[0]! < m ? exc.pos[0]! : m;
   if (w === 0) {
     for (;;) {
       if (grid) for (; i < stop; i++) out[at + i] = (acc += step) + base;
       else for (; i < stop; i++) out[at + i] = acc += base;
       if (i >= m) return;
       out[at + i++] = grid ? (acc += step) + exc.val[e]! : (acc += exc.val[e]!);
-      stop = ++e < exc.n ? exc.pos[e]! : m;
+      stop = ++e < exc.n && exc.pos[e]! < m ? exc.pos[e]! : m;
     }
   }
   const mask = (1 << w) - 1;
@@ -355,7 +356,7 @@ function decodeStream(
     if (i === stop) {
       // An exception: its slot (w bits, possibly straddling) is skipped, its d used.
       out[at + i++] = grid ? (acc += step) - base + exc.val[e]! : (acc += exc.val[e]!);
-      stop = ++e < exc.n ? exc.pos[e]! : m;
+      stop = ++e < exc.n && exc.pos[e]! < m ? exc.pos[e]! : m;
       o += w;
       if (o >= 32) {
         o -= 32;
@@ -405,12 +406,19 @@ export function decodePackedChunk(
   vExc.read(buf, m);
   const W = wordsOf(buf, cur.p, buf.length);
   const bit = view.bit;
+  // Grid timestamps without exceptions are at least t0 + i·step + tBase, so samples from
+  // index `lim` on are past maxt and need not be decoded (a short window ending in the chunk).
+  let n = count;
+  if (grid && tExc.n === 0 && step > 0 && maxt < t0 + m * step + tBase) {
+    const lim = Math.floor((maxt - t0 - tBase) / step) + 1;
+    n = lim < 1 ? 1 : lim < count ? lim : count;
+  }
   ts[at] = t0;
-  decodeStream(W, bit, tw, m, tBase, t0, step, grid, tExc, ts, at + 1);
+  decodeStream(W, bit, tw, n - 1, tBase, t0, step, grid, tExc, ts, at + 1);
   vs[at] = v0;
-  if (vw === 0 && vBase === 0 && vExc.n === 0) vs.fill(v0, at + 1, at + count);
-  else decodeStream(W, bit + m * tw, vw, m, vBase, v0, 0, false, vExc, vs, at + 1);
-  return trim(ts, vs, at, at + count, mint, maxt);
+  if (vw === 0 && vBase === 0 && vExc.n === 0) vs.fill(v0, at + 1, at + n);
+  else decodeStream(W, bit + m * tw, vw, n - 1, vBase, v0, 0, false, vExc, vs, at + 1);
+  return trim(ts, vs, at, at + n, mint, maxt);
 }
 
 /** Keeps the samples of [at, end) within [mint, maxt], moved to `at`; returns the new end. */

@@ -46,7 +46,7 @@ function series(kind: number, n: number): { ts: Float64Array; vs: Float64Array }
 }
 
 test('packed chunks round-trip exactly, whole and cut by a window', () => {
-  for (let iter = 0; iter < 4000; iter++) {
+  for (let iter = 0; iter < 6000; iter++) {
     const n = 1 + Math.floor(rnd() * 600);
     const { ts, vs } = series(iter % 8, n);
     const buf = encodePackedChunk(ts, vs, 0, n);
@@ -57,8 +57,14 @@ test('packed chunks round-trip exactly, whole and cut by a window', () => {
     const at = iter % 5;
     const ot = new Float64Array(at + n);
     const ov = new Float64Array(at + n);
-    const lo = rnd() < 0.3 ? ts[Math.floor(rnd() * n)]! : -Infinity;
-    const hi = rnd() < 0.3 ? ts[Math.floor(rnd() * n)]! : Infinity;
+    // Window bounds: a sample's timestamp, anywhere near one (also before/after the chunk), or open.
+    const bound = (open: number) => {
+      const x = rnd();
+      const t = ts[Math.floor(rnd() * n)]!;
+      return x < 0.3 ? t : x < 0.6 ? t + Math.floor((rnd() - 0.5) * 40_000) : open;
+    };
+    const lo = bound(-Infinity);
+    const hi = bound(Infinity);
     const end = decodePackedChunk(host.subarray(pad, pad + buf.length), n, ot, ov, at, lo, hi);
     const want: number[] = [];
     for (let i = 0; i < n; i++) if (ts[i]! >= lo && ts[i]! <= hi) want.push(i);
