@@ -39,26 +39,42 @@ const uvarLen = (a: number): number =>
 let excBits = new Float64Array(512);
 const costAbove = new Float64Array(34);
 
+const SAMPLE = 64;
+const sampled = new Float64Array(SAMPLE);
+
+/**
+ * Up to SAMPLE elements of `d[0, m)`, evenly spaced, in ascending order (a reused scratch):
+ * enough to pick candidate bases, and sorting whole chunks took 40% of the encoding.
+ */
+function sortedSample(d: Float64Array, m: number): Float64Array {
+  const k = Math.min(m, SAMPLE);
+  for (let i = 0; i < k; i++) sampled[i] = d[Math.floor((i * m) / k)]!;
+  return sampled.subarray(0, k).sort();
+}
+
 /**
  * The base and width with the fewest bits for `d[0, m)` (exceptions cost their varints: a
- * one-byte gap and the value). `sorted` is `d[0, m)` in ascending order.
+ * one-byte gap and the value), trying as bases the minimum and, from a sample, a low
+ * percentile (an outlier below) and the most frequent value.
  */
-function planStream(d: Float64Array, sorted: Float64Array, m: number): StreamPlan {
+function planStream(d: Float64Array, m: number): StreamPlan {
   if (m === 0) return { base: 0, width: 0, bits: 0 };
+  const sorted = sortedSample(d, m);
+  const k = sorted.length;
   if (excBits.length < m) excBits = new Float64Array(m * 2);
   for (let i = 0; i < m; i++) excBits[i] = 8 * (1 + uvarLen(zz(d[i]!)));
-  // Candidates: the minimum, a low percentile (an outlier below), the most frequent value.
   let mode = sorted[0]!;
   let best = 0;
-  for (let i = 0, run = 0; i < m; i++) {
+  for (let i = 0, run = 0; i < k; i++) {
     run = i > 0 && sorted[i] === sorted[i - 1] ? run + 1 : 1;
     if (run > best) {
       best = run;
       mode = sorted[i]!;
     }
   }
-  const c0 = sorted[0]!;
-  const c1 = sorted[Math.min(m - 1, 1 + (m >> 6))]!;
+  let c0 = d[0]!;
+  for (let i = 1; i < m; i++) if (d[i]! < c0) c0 = d[i]!;
+  const c1 = sorted[Math.min(k - 1, 1)]!;
   let plan: StreamPlan = { base: 0, width: 0, bits: Infinity };
   for (let c = 0; c < 3; c++) {
     const base = c === 0 ? c0 : c === 1 ? c1 : mode;
@@ -161,17 +177,16 @@ export function encodePackedChunk(ts: Float64Array, vs: Float64Array, from: numb
   const t0 = ts[from]!;
   const dt = new Float64Array(m);
   for (let i = 0; i < m; i++) dt[i] = ts[from + i + 1]! - ts[from + i]!;
-  const sorted = dt.slice().sort();
-  const deltaPlan = planStream(dt, sorted, m);
-  // Grid: the median delta as the step.
-  const step = m > 0 ? sorted[m >> 1]! : 0;
+  const deltaPlan = planStream(dt, m);
+  // Grid: the median delta (of a sample) as the step.
+  const step = m > 0 ? sortedSample(dt, m)[Math.min(m, SAMPLE) >> 1]! : 0;
   const rt = new Float64Array(m);
   for (let i = 0; i < m; i++) rt[i] = ts[from + i + 1]! - t0 - (i + 1) * step;
-  const gridPlan = planStream(rt, rt.slice().sort(), m);
+  const gridPlan = planStream(rt, m);
   const grid = m > 0 && gridPlan.bits + 8 * uvarLen(zz(step)) < deltaPlan.bits;
   const dv = new Float64Array(m);
   for (let i = 0; i < m; i++) dv[i] = vs[from + i + 1]! - vs[from + i]!;
-  const vPlan = planStream(dv, dv.slice().sort(), m);
+  const vPlan = planStream(dv, m);
 
   const out = new Bytes();
   out.u8(grid ? 1 : 0);
