@@ -11,7 +11,7 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import os, { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { loadConfig } from '../../kernel/config.js';
@@ -82,8 +82,12 @@ function runLoad(seconds: number): Promise<{ requests: number; ok: number; statu
 
 await runLoad(2); // warm-up (JIT)
 const rssBefore = process.memoryUsage().rss;
+const cpu0 = process.cpuUsage();
 const r = await runLoad(SECONDS);
+const cpu = process.cpuUsage(cpu0);
 const docsPerSec = (r.ok * DOCS) / r.seconds;
+// Server CPU (this process, all threads; the load comes from a child) per document stored.
+const cpuUsPerDoc = r.ok > 0 ? (cpu.user + cpu.system) / (r.ok * DOCS) : 0;
 const rows = [
   ['body', `${DOCS} docs, ${(raw.length / 1e6).toFixed(2)} MB${GZIP ? `, gzip ${(body.length / 1e6).toFixed(2)} MB` : ''}`],
   ['concurrency', String(CONCURRENCY)],
@@ -91,6 +95,8 @@ const rows = [
   ['latency p50 / p99 ms', `${r.latencyMsP50} / ${r.latencyMsP99}`],
   ['documents/s', Math.round(docsPerSec).toLocaleString('en-US')],
   ['target', '≥ 200,000 documents/s'],
+  ['server CPU µs per document', cpuUsPerDoc.toFixed(2)],
+  ['load average (1 min)', os.loadavg()[0]!.toFixed(1)],
   ['server RSS MB (start → end)', `${Math.round(rssBefore / 1e6)} → ${Math.round(process.memoryUsage().rss / 1e6)}`],
 ];
 for (const [k, v] of rows) console.log(`${k.padEnd(30)} ${v}`);
@@ -110,6 +116,8 @@ console.log(
     meetsTarget: docsPerSec >= 200000,
     latencyMsP50: r.latencyMsP50,
     latencyMsP99: r.latencyMsP99,
+    serverCpuUsPerDoc: Number(cpuUsPerDoc.toFixed(2)),
+    loadAverage1m: Number(os.loadavg()[0]!.toFixed(1)),
     backend: process.env.LOOKOUT_BENCH_BACKEND ?? 'memory',
   }),
 );
