@@ -289,7 +289,8 @@ class Exceptions {
   val = new Float64Array(64);
 
   read(b: Uint8Array, m: number): void {
-    const n = ruvar(b);
+    // At most one per slot: a corrupt count must not allocate or loop without bound.
+    const n = Math.min(ruvar(b), m);
     if (n > this.pos.length) {
       this.pos = new Int32Array(n);
       this.val = new Float64Array(n);
