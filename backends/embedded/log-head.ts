@@ -26,21 +26,33 @@ function grow<T extends BigInt64Array | Float64Array | Uint32Array>(a: T, make: 
 
 export class Head {
   n = 0;
-  ts = new BigInt64Array(INITIAL);
+  ts: BigInt64Array;
   /** floor(ts / 1e6) per record, for columnar scans. */
-  ms = new Float64Array(INITIAL);
-  seq = new Float64Array(INITIAL);
-  stream = new Uint32Array(INITIAL);
+  ms: Float64Array;
+  seq: Float64Array;
+  stream: Uint32Array;
   msg: string[] = [];
   /** The buffer holding the record's bytes, the offset of its message, of its facets flag byte, and its end. */
   private buf: Buffer[] = [];
-  private msgOff = new Uint32Array(INITIAL);
-  private flagOff = new Uint32Array(INITIAL);
-  private endOff = new Uint32Array(INITIAL);
+  private msgOff: Uint32Array;
+  private flagOff: Uint32Array;
+  private endOff: Uint32Array;
   minTs = 0n;
   maxTs = 0n;
   /** True while timestamps arrived in non-decreasing order (then chunks are time-sorted). */
   sorted = true;
+
+  /** `capacity`: records expected (e.g. what the previous head held), sparing regrowth copies. */
+  constructor(capacity = INITIAL) {
+    const c = Math.max(INITIAL, Math.min(capacity, 1 << 20));
+    this.ts = new BigInt64Array(c);
+    this.ms = new Float64Array(c);
+    this.seq = new Float64Array(c);
+    this.stream = new Uint32Array(c);
+    this.msgOff = new Uint32Array(c);
+    this.flagOff = new Uint32Array(c);
+    this.endOff = new Uint32Array(c);
+  }
 
   /**
    * Adds a record whose message and facets are encoded in `bytes`: `str(msg)` at `msgAt`, the
@@ -112,11 +124,16 @@ export class Head {
     const f = this.flagOff[i]!;
     const e = this.endOff[i]!;
     // The flag byte 0 doubles as uvar(0); with facets it is dropped.
-    const len = b[f] === 0 ? f + 1 - this.msgOff[i]! : e - this.msgOff[i]! - 1;
-    w.ensure(len);
-    w.buf.set(b.subarray(this.msgOff[i]!, b[f] === 0 ? f + 1 : f), w.pos);
-    if (b[f] !== 0) w.buf.set(b.subarray(f + 1, e), w.pos + f - this.msgOff[i]!);
-    w.pos += len;
+    const m = this.msgOff[i]!;
+    const has = b[f] !== 0;
+    w.ensure(e - m);
+    // Records are short: a byte loop beats creating two Buffer views per record.
+    const out = w.buf;
+    let p = w.pos;
+    const stop = has ? f : f + 1;
+    for (let k = m; k < stop; k++) out[p++] = b[k]!;
+    if (has) for (let k = f + 1; k < e; k++) out[p++] = b[k]!;
+    w.pos = p;
   }
 
   streams(): ArrayLike<number> {

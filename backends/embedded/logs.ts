@@ -264,7 +264,7 @@ export class EmbeddedLogStore implements LogStore {
     const walCut = this.wal.rotate();
     const h = this.head;
     this.flushing = h;
-    this.head = new Head();
+    this.head = new Head(h.n);
     const lastSeq = this.seq;
     await new Promise((r) => setImmediate(r));
     const sorted = h.sortedColumns();
