@@ -7,9 +7,10 @@
  * It must give exactly what `plan.apply(JSON.parse(line))` gives, so it only accepts what it
  * can read that way and declines (returns false; the caller then takes the JSON.parse path,
  * which also produces the error message for malformed input) on anything else: arrays, objects
- * past the flattening depth, duplicate keys (JSON.parse keeps the last value), keys that are
- * array indexes (V8 orders them first), empty keys, escapes in keys, and every syntax error.
- * Strings with escapes are decoded by JSON.parse itself.
+ * past the flattening depth, objects of more than 64 keys (the duplicate check is quadratic),
+ * duplicate keys (JSON.parse keeps the last value), keys that are array indexes (V8 orders them
+ * first), empty keys, escapes in keys, and every syntax error. Strings with escapes are decoded
+ * by JSON.parse itself.
  */
 import { MAX_DEPTH, joinKey, type FieldPlan } from '../ingest-forwarder/log-fields.js';
 
@@ -24,6 +25,8 @@ const INTERN_SLOTS = 4096;
 const INTERN_MAX_LEN = 32;
 /** Values up to this length are interned too (levels, methods, host and service names). */
 const INTERN_VALUE_LEN = 16;
+/** Keys per object read here (beyond: declined). */
+const MAX_KEYS = 64;
 
 export class DocScanner<S extends string> {
   private b: Body = Buffer.alloc(0) as Body;
@@ -91,6 +94,8 @@ export class DocScanner<S extends string> {
       const key = this.key();
       if (key === undefined) return false;
       const top = this.keyTop;
+      // The duplicate check is quadratic: objects with many keys go to JSON.parse instead.
+      if (top - base >= MAX_KEYS) return false;
       for (let k = base; k < top; k++) if (keys[k] === key) return false;
       keys[top] = key;
       this.keyTop = top + 1;

@@ -47,6 +47,7 @@ const DECLINED = [
   '{"message":"m","k\\u0065y":1}', // escapes in keys
   '{"message":"m","a":{"b":{"c":{"d":{"e":{"f":{"g":{"h":{"i":1}}}}}}}}}', // past the flattening depth
   '{"level":"info"}', // no message: the message is the whole document
+  JSON.stringify({ message: 'm', ...Object.fromEntries(Array.from({ length: 65 }, (_, i) => ['k' + i, i])) }), // many keys
 ];
 
 const MALFORMED = ['{"message":"m",}', '{"message":oops}', '{"message":"m"', '{"message":"m"} x', '{"n":01,"message":"m"}', '{"n":1.,"message":"m"}', '{"s":"bad \\x","message":"m"}', '{"message":"tab\there"}', "{'message':'m'}"];
@@ -61,6 +62,10 @@ test('scanner: same record as JSON.parse + documentToLog, facet order included',
 
 test('scanner: declines what it cannot map identically (the JSON.parse path then does)', () => {
   for (const line of DECLINED) assert.is(viaScanner(line), undefined, line);
+  // A declined document still maps the same through parseBulk.
+  const many = DECLINED[DECLINED.length - 1]!;
+  const { logs } = parseBulk(Buffer.from(`{"index":{}}\n${many}\n`), 'idx');
+  assert.equal(shape({ ...logs[0]!, timestampNs: NOW }), shape(viaJson(many)));
 });
 
 test('scanner: never accepts malformed JSON', () => {
