@@ -18,6 +18,9 @@ import { decodeWriteRequestV1 } from '../../plugins/ingest-remote-write/decode-v
 import { LabelSetCache } from '../../plugins/ingest-remote-write/label-cache.js';
 import { WireError } from '../../plugins/ingest-remote-write/wire.js';
 import { encodeWriteRequest } from '../helpers/remote-write.js';
+import { INGEST_KEY, startTestServer } from '../helpers/server.js';
+import { Tokens } from '../../kernel/services.js';
+import snappy from 'snappyjs';
 
 const T0 = 1_700_000_000_000;
 const bits = (v: number) => {
@@ -228,6 +231,42 @@ test('appendColumns: a handle whose series was dropped by retention resolves to 
     await b.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('over HTTP on both backends: columns reach embedded appendColumns and the memory fallback alike', async () => {
+  for (const backend of ['embedded', 'memory']) {
+    const srv = await startTestServer({ auth: { ingestApiKeys: [INGEST_KEY] }, storage: { backend } });
+    try {
+      const now = Date.now();
+      const series = [
+        { labels: { __name__: 'col_up', job: 'a' }, samples: [{ t: now - 1000, v: 1 }, { t: now, v: 2 }] },
+        { labels: { __name__: 'col_up', job: 'b' }, samples: [{ t: now, v: 3 }] },
+      ];
+      const body = Buffer.from(snappy.compress(encodeWriteRequest(series)));
+      const headers = { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', authorization: `Bearer ${INGEST_KEY}` };
+      for (const path of ['/ingester/write', '/ingester/write', '/ingester/cloud_metrics']) {
+        const res = await fetch(srv.url + path, { method: 'POST', body, headers });
+        assert.is(res.status, 204, `${backend} ${path}: ${await res.text()}`);
+      }
+      // A malformed request (truncated protobuf) is 400 and writes nothing.
+      const bad = Buffer.from(snappy.compress(encodeWriteRequest([{ labels: { __name__: 'col_bad' }, samples: [{ t: now, v: 1 }] }]).subarray(0, 9)));
+      assert.is((await fetch(srv.url + '/ingester/write', { method: 'POST', body: bad, headers })).status, 400);
+      const storage = srv.lookout.kernel.get(Tokens.Storage);
+      const got: string[] = [];
+      for await (const s of storage.metrics.select([{ name: '__name__', op: '=~', value: 'col_.*' }], 0, now + 1)) {
+        got.push(`${labelsKey(s.labels)}=${[...s.values].join(',')}`);
+      }
+      got.sort();
+      assert.equal(got, [
+        `${labelsKey({ __name__: 'col_up', job: 'a' })}=1,2`,
+        `${labelsKey({ __name__: 'col_up', job: 'a', svc_origin: 'cloud_metrics' })}=1,2`,
+        `${labelsKey({ __name__: 'col_up', job: 'b' })}=3`,
+        `${labelsKey({ __name__: 'col_up', job: 'b', svc_origin: 'cloud_metrics' })}=3`,
+      ], backend);
+    } finally {
+      await srv.stop();
+    }
   }
 });
 
