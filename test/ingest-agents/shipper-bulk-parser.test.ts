@@ -23,6 +23,15 @@ function viaScanner(line: string): LogRecord | undefined {
   const b = Buffer.from(line);
   return scannedDocumentToLog(b, 0, b.length, 'idx', NOW);
 }
+/** The record's shape, or the error it throws. */
+function outcome(f: () => LogRecord | undefined): ReturnType<typeof shape> | string | undefined {
+  try {
+    const r = f();
+    return r === undefined ? undefined : shape(r);
+  } catch (e) {
+    return 'ERR ' + (e as Error).message;
+  }
+}
 function viaJson(line: string): LogRecord {
   return documentToLog(JSON.parse(line) as Record<string, unknown>, 'idx', NOW);
 }
@@ -73,6 +82,59 @@ test('scanner: never accepts malformed JSON', () => {
     assert.throws(() => JSON.parse(line), undefined, `fixture is valid JSON: ${line}`);
     assert.is(viaScanner(line), undefined, line);
   }
+});
+
+test('scanner: random documents (seeded) map as JSON.parse does, malformed ones are never accepted', () => {
+  let seed = 12345;
+  const rnd = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+  const pick = <T,>(a: readonly T[]): T => a[Math.floor(rnd() * a.length)]!;
+  const keys = ['message', 'msg', 'log', 'level', '@timestamp', 'service', 'host', 'name', 'a', 'b.c', '7', '', '__proto__', 'é', 'kubernetes', 'pod', 'x"y'];
+  const scalars = ['info', 'ERROR', '', 'q"q', 'line\nbreak', 'é ü 中 😀', '\u2028', 12, -0, 1.5e300, 12345678901234567890, 0.1, -7, true, false, null, '2025-11-22T10:00:00.123Z', 1700000000];
+  const value = (d: number): unknown => {
+    const r = rnd();
+    if (r < 0.55 || d > 9) return pick(scalars);
+    if (r < 0.62) return [pick(scalars)];
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(rnd() * 4); i > 0; i--) o[pick(keys)] = value(d + 1);
+    return o;
+  };
+  const breakers: ((t: string) => string)[] = [
+    (t) => t.replace(/}$/, ',}'),
+    (t) => t.replace(/"/, "'"),
+    (t) => t.replace(/1/, '01'),
+    (t) => t.slice(0, -2),
+    (t) => t.replace(/}$/, ',"n":1.}'),
+    (t) => t.replace(/}$/, ',"n":-}'),
+    (t) => t.replace(/}$/, ',"n":tru}'),
+    (t) => t.replace(/}$/, ',"s":"bad \\x"}'),
+    (t) => t.replace(/:/, '::'),
+  ];
+  let read = 0;
+  for (let n = 0; n < 4000; n++) {
+    const doc: Record<string, unknown> = {};
+    for (let i = 1 + Math.floor(rnd() * 6); i > 0; i--) doc[pick(keys)] = value(1);
+    let line = JSON.stringify(doc);
+    if (rnd() < 0.2) line = line.replace(/,/g, ' ,\t');
+    if (rnd() < 0.25) {
+      line = pick(breakers)(line);
+      let valid = true;
+      try {
+        JSON.parse(line);
+      } catch {
+        valid = false;
+      }
+      if (!valid) {
+        assert.is(viaScanner(line), undefined, line);
+        continue;
+      }
+    }
+    // Invalid timestamps (e.g. -7 in @timestamp) throw the same 400 on either path.
+    const got = outcome(() => viaScanner(line));
+    if (got === undefined) continue;
+    read++;
+    assert.equal(got, outcome(() => viaJson(line)), line);
+  }
+  assert.ok(read > 200, `scanner read only ${read} documents`);
 });
 
 test('parseBulk: CRLF, blank lines, missing final newline, create vs index, update/delete per-item errors', () => {
