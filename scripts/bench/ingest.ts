@@ -188,6 +188,9 @@ async function runGenerator(job: GenJob): Promise<GenResult> {
   let next = 0;
   const start = performance.now();
   const deadline = job.loopSeconds ? start + job.loopSeconds * 1000 : Infinity;
+  const ordered = job.kind === 'rw' && !job.oneRound;
+  const batchesPerRound = Math.ceil(40_000 / SERIES_PER_REQUEST);
+  const sent: Promise<void>[] = [];
   const send = (i: number): Promise<void> =>
     new Promise((resolve) => {
       const body = bodies[i]!;
@@ -217,7 +220,14 @@ async function runGenerator(job: GenJob): Promise<GenResult> {
         await send(next++ % bodies.length);
       } else {
         if (next >= bodies.length) return;
-        await send(next++);
+        const i = next++;
+        // Like Prometheus' shards (each series always in one shard, sent in order), a round's
+        // request for a batch of series starts only after the previous round's request for
+        // the same batch was answered: no server sees a series' samples out of order.
+        const before = ordered && i >= batchesPerRound ? sent[i - batchesPerRound] : undefined;
+        const p = before ? before.then(() => send(i)) : send(i);
+        sent[i] = p;
+        await p;
       }
     }
   };
