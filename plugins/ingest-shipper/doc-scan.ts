@@ -167,7 +167,6 @@ export class DocScanner<S extends string> {
     const s = this.p + 1;
     let p = s;
     let ascii = true;
-    let digits = true;
     let h = 0;
     for (;;) {
       if (p >= this.e) return undefined;
@@ -175,11 +174,15 @@ export class DocScanner<S extends string> {
       if (c === 0x22) break;
       if (c === 0x5c || c < 0x20) return undefined;
       if (c >= 0x80) ascii = false;
-      if (c < 0x30 || c > 0x39) digits = false;
       h = Math.imul(h ^ c, 0x01000193);
       p++;
     }
-    if (p === s || digits) return undefined;
+    if (p === s) return undefined;
+    if (b[s]! <= 0x39 && b[s]! >= 0x30) {
+      let k = s + 1;
+      while (k < p && b[k]! >= 0x30 && b[k]! <= 0x39) k++;
+      if (k === p) return undefined; // all digits: an array index to JSON.parse
+    }
     this.p = p + 1;
     this.keySlot = -1;
     return ascii && p - s <= INTERN_MAX_LEN ? this.intern(s, p, h, true) : b.utf8Slice(s, p);
