@@ -13,7 +13,12 @@
  * (t[i] - t0 - i·step): a jittered regular scrape has residuals within the jitter, where its
  * deltas (and Gorilla's delta-of-deltas) span twice that. Values are deltas.
  *
- *   u8 flags (1 = grid timestamps) | svar t0 | [svar step] | stream(ts) | svar v0 | stream(vs) | bits
+ * Values that are decimals with at most MAX_SCALE digits after the point (1234.56, 0.25) are
+ * stored as integers n with v = n / 10^k, only when that division gives back every value
+ * bit-exactly (checked when encoding; IEEE division is correctly rounded, so decoding repeats it).
+ *
+ *   u8 flags (1 = grid timestamps, 2 = scaled values) | [u8 k] | svar t0 | [svar step] |
+ *   stream(ts) | svar v0 | stream(vs) | bits
  *   stream = svar base | u8 width | uvar nExceptions | (uvar gap, svar d) * nExceptions
  *   bits   = the timestamps' x[1..n-1] then the values' x[1..n-1], `width` bits each,
  *            least significant bit first in little-endian 32-bit words
@@ -167,11 +172,41 @@ export function safeIntTimes(ts: Float64Array, from: number, to: number): boolea
   return true;
 }
 
+const MAX_SCALE = 9;
+const POW10 = [1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9];
+
+/** Whether `v` is n / 10^k for a safe integer n, bit-exactly. */
+function scalesTo(v: number, k: number): boolean {
+  const n = Math.round(v * POW10[k]!);
+  return Math.abs(n) <= 2 ** 50 && n / POW10[k]! === v && !Object.is(v, -0);
+}
+
 /**
- * Encodes samples [from, to) (sorted, unique timestamps; timestamps and values safe integers,
- * see safeIntTimes and allSafeInts).
+ * The smallest k ≤ MAX_SCALE such that every value in [from, to) is a safe integer divided by
+ * 10^k (0: integers), or -1 (NaN, ±Inf, -0, too many digits, too large): then the chunk is
+ * a Gorilla chunk.
  */
-export function encodePackedChunk(ts: Float64Array, vs: Float64Array, from: number, to: number): Uint8Array {
+export function decimalScale(vs: Float64Array, from: number, to: number): number {
+  let k = 0;
+  for (let i = from; i < to; i++) {
+    const v = vs[i]!;
+    while (!scalesTo(v, k)) if (++k > MAX_SCALE || v !== v) return -1;
+  }
+  // A value that needed fewer digits must also survive the larger scale.
+  for (let i = from; i < to; i++) if (!scalesTo(vs[i]!, k)) return -1;
+  return k;
+}
+
+/**
+ * Encodes samples [from, to) (sorted, unique timestamps that are safe integers, see
+ * safeIntTimes; values that are integers scaled by 10^-scale, see decimalScale).
+ */
+export function encodePackedChunk(ts: Float64Array, raw: Float64Array, from: number, to: number, scale = 0): Uint8Array {
+  let vs = raw;
+  if (scale > 0) {
+    vs = new Float64Array(raw.length);
+    for (let i = from; i < to; i++) vs[i] = Math.round(raw[i]! * POW10[scale]!);
+  }
   const n = to - from;
   const m = Math.max(0, n - 1);
   const t0 = ts[from]!;
@@ -189,7 +224,8 @@ export function encodePackedChunk(ts: Float64Array, vs: Float64Array, from: numb
   const vPlan = planStream(dv, m);
 
   const out = new Bytes();
-  out.u8(grid ? 1 : 0);
+  out.u8((grid ? 1 : 0) | (scale > 0 ? 2 : 0));
+  if (scale > 0) out.u8(scale);
   out.svar(t0);
   if (grid) out.svar(step);
   const xt = new Uint32Array(m);
@@ -410,7 +446,9 @@ export function decodePackedChunk(
   if (count <= 0) return at;
   const m = count - 1;
   cur.p = 0;
-  const grid = buf[cur.p++] === 1;
+  const flags = buf[cur.p++]!;
+  const grid = (flags & 1) !== 0;
+  const scale = (flags & 2) !== 0 ? Math.min(buf[cur.p++]!, MAX_SCALE) : 0;
   const t0 = rsvar(buf);
   const step = grid ? rsvar(buf) : 0;
   const tBase = rsvar(buf);
@@ -434,6 +472,10 @@ export function decodePackedChunk(
   vs[at] = v0;
   if (vw === 0 && vBase === 0 && vExc.n === 0) vs.fill(v0, at + 1, at + n);
   else decodeStream(W, bit + m * tw, vw, n - 1, vBase, v0, 0, false, vExc, vs, at + 1);
+  if (scale > 0) {
+    const p = POW10[scale]!;
+    for (let i = at, end = at + n; i < end; i++) vs[i] = vs[i]! / p;
+  }
   return trim(ts, vs, at, at + n, mint, maxt);
 }
 
