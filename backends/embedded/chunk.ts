@@ -277,19 +277,11 @@ export const ENC_INT = 1;
 /** Packed integer chunks (packed-chunk.ts), written by compaction since segment format 3. */
 export const ENC_PACKED = 2;
 
-/** True when every value is an integer that delta arithmetic reproduces exactly. */
-export function allSafeInts(vs: Float64Array, from: number, to: number): boolean {
-  for (let i = from; i < to; i++) {
-    const v = vs[i]!;
-    if (!Number.isInteger(v) || Math.abs(v) > 2 ** 50 || Object.is(v, -0)) return false;
-  }
-  return true;
-}
-
 /**
  * Integer chunks (counters, integer gauges): timestamps as in XOR chunks, values as
  * delta-of-delta; small buckets first because scrape jitter and counter increments are small.
- * Written during compaction only, when every value of the chunk is a safe integer.
+ * Written by compaction in segment format 2 (format 3 writes packed chunks instead, see
+ * packed-chunk.ts); still decoded for format 2 files, and written by tests that make them.
  */
 export function encodeIntChunk(ts: Float64Array, vs: Float64Array, from: number, to: number): Uint8Array {
   const w = new ChunkEncoder((to - from) * 2 + 32);
