@@ -257,16 +257,15 @@ let words = new Uint32Array(1024);
  */
 const view = { of: null as ArrayBufferLike | null, words: new Uint32Array(0) as Uint32Array<ArrayBufferLike>, bit: 0 };
 function wordsOf(buf: Uint8Array, from: number, to: number): Uint32Array {
-  const abs = buf.byteOffset + from;
-  if (LITTLE_ENDIAN && buf.byteOffset + to <= view.words.length * 4 - 4 && buf.buffer === view.of) {
-    view.bit = abs * 8;
-    return view.words;
-  }
-  if (LITTLE_ENDIAN && buf.buffer.byteLength >= 64) {
-    view.of = buf.buffer;
-    view.words = new Uint32Array(buf.buffer, 0, buf.buffer.byteLength >>> 2);
-    if (buf.byteOffset + to <= view.words.length * 4 - 4) {
-      view.bit = abs * 8;
+  if (LITTLE_ENDIAN) {
+    if (buf.buffer !== view.of) {
+      view.of = buf.buffer;
+      view.words = new Uint32Array(buf.buffer, 0, buf.buffer.byteLength >>> 2);
+    }
+    // The decoders read only words holding the chunk's bits (and mask the rest), so the view
+    // must cover the word of the last byte; a buffer's tail not in a whole word is copied.
+    if (buf.byteOffset + to <= view.words.length * 4) {
+      view.bit = (buf.byteOffset + from) * 8;
       return view.words;
     }
   }
