@@ -243,20 +243,37 @@ export class EmbeddedMetricStore implements MetricStore {
 
   // ---- series registry ------------------------------------------------------------------------
 
-  private entryFor(labels: Labels): SeriesEntry {
-    const cached = this.byLabels.get(labels);
-    if (cached && this.byId[cached.id] === cached) return cached;
-    const key = labelsKey(labels);
+  /**
+   * The entry for a label set, created when new. `remember` keeps the label object → entry
+   * mapping in a WeakMap (row appends hand the same objects again); appendColumns passes false,
+   * since its SeriesHandles remember the id themselves and a WeakMap entry per series only
+   * costs insertion and GC time.
+   */
+  private entryFor(labels: Labels, remember = true): SeriesEntry {
+    if (remember) {
+      const cached = this.byLabels.get(labels);
+      if (cached && this.byId[cached.id] === cached) return cached;
+    }
+    // labelsKey, with one sort at most: senders usually list labels sorted already.
+    const names = Object.keys(labels);
+    for (let i = 1; i < names.length; i++) {
+      if (names[i - 1]! > names[i]!) {
+        names.sort();
+        break;
+      }
+    }
+    let key = '';
+    for (const n of names) key += n + '\xff' + labels[n] + '\xff';
     let e = this.byKey.get(key);
     if (!e) {
       const copy: Record<string, string> = {};
-      for (const n of Object.keys(labels).sort()) copy[n] = labels[n]!;
+      for (const n of names) copy[n] = labels[n]!;
       e = new SeriesEntry(this.byId.length, Object.freeze(copy), key);
       this.byId.push(e);
       this.byKey.set(key, e);
       this.postings.add(e.id, e.labels);
     }
-    this.byLabels.set(labels, e);
+    if (remember) this.byLabels.set(labels, e);
     return e;
   }
 
@@ -362,7 +379,7 @@ export class EmbeddedMetricStore implements MetricStore {
       const h = c.series[k]!;
       let e = h.storeOwner === this ? this.byId[h.storeRef] : undefined;
       if (e === undefined) {
-        e = this.entryFor(h.labels);
+        e = this.entryFor(h.labels, false);
         h.storeOwner = this;
         h.storeRef = e.id;
       }

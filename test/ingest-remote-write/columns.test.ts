@@ -234,6 +234,26 @@ test('appendColumns: a handle whose series was dropped by retention resolves to 
   }
 });
 
+test('appendColumns: label sets listed in another order are the same series', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lookout-cols-'));
+  try {
+    const b = open(dir);
+    const sorted: SeriesHandle = { labels: { __name__: 'o', a: '1', z: '2' }, storeOwner: null, storeRef: -1 };
+    const unsorted: SeriesHandle = { labels: { z: '2', __name__: 'o', a: '1' }, storeOwner: null, storeRef: -1 };
+    await b.metrics.appendColumns(columns([unsorted], T0, [1]));
+    await b.metrics.appendColumns(columns([sorted], T0 + 1000, [2]));
+    await b.metrics.append([{ labels: { a: '1', z: '2', __name__: 'o' }, samples: [{ t: T0 + 2000, v: 3 }] }]);
+    assert.is(sorted.storeRef, unsorted.storeRef);
+    const key = labelsKey({ __name__: 'o', a: '1', z: '2' });
+    assert.equal(await all(b), [`${key}|${T0}|${bits(1)}`, `${key}|${T0 + 1000}|${bits(2)}`, `${key}|${T0 + 2000}|${bits(3)}`]);
+    const [labels] = await b.metrics.series([[{ name: '__name__', op: '=', value: 'o' }]], 0, T0 * 2);
+    assert.equal(Object.keys(labels!), ['__name__', 'a', 'z'], 'stored label sets are sorted');
+    await b.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('over HTTP on both backends: columns reach embedded appendColumns and the memory fallback alike', async () => {
   for (const backend of ['embedded', 'memory']) {
     const srv = await startTestServer({ auth: { ingestApiKeys: [INGEST_KEY] }, storage: { backend } });
