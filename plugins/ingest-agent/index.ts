@@ -1,6 +1,7 @@
 /**
  * Agent-compatible intake: logs (`/v1/input`, `/api/v2/logs`), metrics (`/api/v2/series`,
- * protobuf MetricPayload or the API client's JSON), traces (`/api/v0.2/traces`) and the
+ * protobuf MetricPayload or the API client's JSON), distributions (`/api/beta/sketches`), traces
+ * (`/api/v0.2/traces`) and the
  * agent's API key check (`GET /api/v1/validate`). Keys come in Compat-Api-Key or DD-API-KEY
  * (what the vendor's agent and API client send).
  */
@@ -9,6 +10,7 @@ import { INGEST_BASE } from '../../kernel/ingest.js';
 import type { IngestDecoded } from '../../kernel/extension-points.js';
 import { decodeAgentLogs } from './logs.js';
 import { decodeSeriesJson, decodeSeriesProtobuf } from './series.js';
+import { decodeSketchPayload } from './sketches.js';
 import { decodeTracePayload } from './traces.js';
 
 const JSON_TYPES = ['application/json', 'text/json'];
@@ -65,6 +67,17 @@ export default definePlugin({
               ? decodeSeriesProtobuf(req.body)
               : decodeSeriesJson(req.body);
             return { batch: { metrics, metadata }, respond: json(202, { errors: [] }) };
+          },
+        },
+        {
+          // Distributions: the agent sends a (possibly empty) SketchPayload on every flush.
+          path: '/api/beta/sketches',
+          auth: 'compat',
+          contentTypes: PROTOBUF_TYPES,
+          formatError,
+          decode(req): IngestDecoded {
+            const { metrics, metadata } = decodeSketchPayload(req.body);
+            return { batch: { metrics, metadata }, respond: json(202, {}) };
           },
         },
         {

@@ -1,7 +1,8 @@
 /**
  * Agent-compatible log intake (`/v1/input`, `/api/v2/logs`): a JSON array (or one object) of
  * `{message, status, hostname, service, ddsource, ddtags, timestamp, ...}`. `ddtags`
- * (`k:v,k2:v2`) become labels, `status` the level label, other fields facets.
+ * (`k:v,k2:v2`) become labels, `status` the level label, other fields facets. A `message` holding
+ * a JSON object is parsed into the record (as the vendor's intake does).
  */
 import { badRequest } from '../../kernel/errors.js';
 import type { FacetValue, LogRecord } from '../../kernel/models.js';
@@ -37,13 +38,33 @@ export function tagsToLabels(tags: string | readonly string[], labels: Record<st
   }
 }
 
+/**
+ * A `message` that is itself a JSON object is parsed, as the vendor's intake does: its fields
+ * join the record (the record's own fields win) and its `message` becomes the message. The
+ * agent's logs pipeline sends OpenTelemetry logs this way (the vendor's collector exporter:
+ * `"message": "{\"message\":\"...\",\"status\":\"WARN\",\"disk.free_mb\":12,...}"`).
+ */
+function withJsonMessage(rec: Record<string, unknown>): Record<string, unknown> {
+  const m = rec.message;
+  if (typeof m !== 'string' || m.length < 2 || m.charCodeAt(0) !== 123 /* { */ || !m.trimEnd().endsWith('}')) return rec;
+  let inner: unknown;
+  try {
+    inner = JSON.parse(m);
+  } catch {
+    return rec; // not JSON after all: an ordinary message
+  }
+  if (!isRecord(inner)) return rec;
+  const { message: _outer, ...own } = rec;
+  return { ...inner, ...own, message: typeof inner.message === 'string' ? inner.message : m };
+}
+
 function agentLogToRecord(rec: unknown, index: number, extraTags: string | null): LogRecord {
   if (!isRecord(rec)) throw badRequest(`log ${index + 1} is not a JSON object`);
   if (rec.ddtags !== undefined && typeof rec.ddtags !== 'string') {
     throw badRequest(`log ${index + 1}: "ddtags" must be a comma-separated string`);
   }
   const flat: Record<string, FacetValue> = {};
-  flattenInto(flat, '', rec);
+  flattenInto(flat, '', withJsonMessage(rec));
   const ts = take(flat, 'timestamp', 'date', '@timestamp');
   const message = takeString(flat, 'message', 'msg', 'log') ?? '';
   const labels: Record<string, string> = { svc_stream: 'logs' };

@@ -28,6 +28,7 @@ export function decodeStrict(type: protobuf.Type, body: Uint8Array): protobuf.Me
 export interface AgentTypes {
   metricPayload: protobuf.Type;
   traceIntake: protobuf.Type;
+  sketchPayload: protobuf.Type;
 }
 
 let types: AgentTypes | undefined;
@@ -41,6 +42,7 @@ export function agentTypes(): AgentTypes {
   types = {
     metricPayload: root.lookupType('datadog.agentpayload.MetricPayload'),
     traceIntake: root.lookupType('lookout.agent.TraceIntake'),
+    sketchPayload: root.lookupType('datadog.agentpayload.SketchPayload'),
   };
   return types;
 }

@@ -36,7 +36,8 @@ export function sanitizeLabelName(name: string): string {
   return out;
 }
 
-interface SeriesIn {
+/** One agent series before mapping (shared with the sketch intake). */
+export interface SeriesIn {
   metric: string;
   type: AgentMetricType;
   points: { timestamp: number; value: number }[];
@@ -81,7 +82,7 @@ function toSeries(s: SeriesIn, index: number): { series: MetricSeriesInput; meta
   return { series: { labels, samples }, metadata };
 }
 
-function collect(list: SeriesIn[]): { metrics: MetricSeriesInput[]; metadata: MetricMetadata[] } {
+export function collect(list: SeriesIn[]): { metrics: MetricSeriesInput[]; metadata: MetricMetadata[] } {
   const metrics: MetricSeriesInput[] = [];
   const byName = new Map<string, MetricMetadata>();
   list.forEach((s, i) => {

@@ -2,7 +2,8 @@
  * Agent-compatible trace intake (`/api/v0.2/traces`): the trace agent's AgentPayload protobuf
  * (and the legacy TracePayload of older agents) to OTLP-shaped spans.
  *
- * Mapping: trace id = `_dd.p.tid` (high 64 bits, hex) + traceID (low 64 bits) as 32 hex digits;
+ * Mapping: trace id = `_dd.p.tid` (high 64 bits, hex; else the high half of `otel.trace_id` when
+ * its low half matches) + traceID (low 64 bits) as 32 hex digits;
  * span/parent ids as 16 hex digits (parent 0 = root). Span name = resource (falling back to the
  * operation name); the operation name, resource and type are kept as attributes `operation.name`,
  * `resource.name`, `span.type`. `meta` and `metrics` → attributes; service, env, version, host,
@@ -108,10 +109,23 @@ interface Context {
   chunkTags?: Record<string, string>;
 }
 
+/** The high 64 bits of the trace id, as 16 hex digits (zeros when the span carries none). */
+function traceIdHigh(s: PbSpan): string {
+  const tid = s.meta['_dd.p.tid'];
+  if (tid && /^[0-9a-fA-F]{16}$/.test(tid)) return tid.toLowerCase();
+  // The vendor's OTLP conversion (its collector exporter, the agent's OTLP ingest) keeps the full
+  // 128-bit id in `otel.trace_id` instead of `_dd.p.tid`; trust it only when its low half is
+  // this span's traceID.
+  const otel = s.meta['otel.trace_id'];
+  if (otel && /^[0-9a-fA-F]{32}$/.test(otel) && otel.slice(16).toLowerCase() === uint64Hex(s.traceID)) {
+    return otel.slice(0, 16).toLowerCase();
+  }
+  return '0000000000000000';
+}
+
 function toSpan(s: PbSpan, c: Context, where: string): Span {
   if (isZero64(s.traceID) || isZero64(s.spanID)) throw badRequest(`${where}: traceID and spanID must be non-zero`);
-  const high = s.meta['_dd.p.tid'];
-  const highHex = high && /^[0-9a-fA-F]{16}$/.test(high) ? high.toLowerCase() : '0000000000000000';
+  const highHex = traceIdHigh(s);
   const startNs = int64Big(s.start);
   const durationNs = int64Big(s.duration);
   if (startNs < 0n || durationNs < 0n) throw badRequest(`${where}: start and duration must not be negative`);

@@ -4,9 +4,9 @@
  * running the agent as a child process, and reading the data back over Lookout's HTTP query
  * APIs (PromQL, SvcQL through GraphQL, the trace-by-id API) — what a user would do.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createConnection, createServer, type Server } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TestServer } from '../helpers/server.js';
@@ -183,3 +183,72 @@ export async function getTrace(
 
 /** Base64 span/trace id (Tempo JSON) → hex. */
 export const b64ToHex = (s: string): string => Buffer.from(s, 'base64').toString('hex');
+
+/** True when this machine lets an unprivileged process have its own network namespace. */
+export const canIsolateNetwork = (): boolean => spawnSync('unshare', ['-rn', 'ip', 'link', 'set', 'lo', 'up'], { stdio: 'ignore' }).status === 0;
+
+export interface IsolatedAgent extends RunningAgent {
+  /** The test-side 127.0.0.1 port that reaches the agent's listener on `insidePort`. */
+  port(insidePort: number): number;
+}
+
+/**
+ * Runs an agent in a network namespace of its own that has only loopback (`unshare -rn`), for
+ * agents that probe addresses off this machine by themselves (cloud metadata services): those
+ * connections fail inside the namespace instead of leaving it. `outPorts`: test-side ports the
+ * agent reaches at the same 127.0.0.1 port inside (Lookout); `inPorts`: the agent's listeners the
+ * test reaches through `port()`. The bridge (fixtures/netns-bridge.mjs) carries TCP over Unix
+ * sockets in a shared directory.
+ */
+export async function startIsolatedAgent(
+  bin: string,
+  args: string[],
+  opts: { env?: NodeJS.ProcessEnv; dir: string; outPorts: number[]; inPorts: number[] },
+): Promise<IsolatedAgent> {
+  const servers: Server[] = [];
+  const sockets = new Set<import('node:net').Socket>();
+  const pipe = (a: import('node:net').Socket, b: import('node:net').Socket) => {
+    for (const x of [a, b]) {
+      sockets.add(x);
+      x.on('close', () => sockets.delete(x));
+    }
+    a.pipe(b);
+    b.pipe(a);
+    // Either side gone (error or close) ends the other, so a client never waits on a dead pair.
+    a.on('error', () => b.destroy()).on('close', () => b.destroy());
+    b.on('error', () => a.destroy()).on('close', () => a.destroy());
+  };
+  for (const p of opts.outPorts) {
+    const s = createServer((c) => pipe(c, createConnection(p, '127.0.0.1')));
+    await new Promise<void>((r) => s.listen(join(opts.dir, `out-${p}.sock`), r));
+    servers.push(s);
+  }
+  const mapped = new Map<number, number>();
+  for (const p of opts.inPorts) {
+    const s = createServer((c) => pipe(c, createConnection(join(opts.dir, `in-${p}.sock`))));
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+    mapped.set(p, (s.address() as { port: number }).port);
+    servers.push(s);
+  }
+  const bridge = join(root, 'test', 'ingest-real-agents', 'fixtures', 'netns-bridge.mjs');
+  const script =
+    'ip link set lo up || exit 1; ' +
+    `"${process.execPath}" "${bridge}" "${opts.dir}" "${opts.outPorts.join(',')}" "${opts.inPorts.join(',')}" & ` +
+    `i=0; while [ ! -e "${opts.dir}/ready" ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; ` +
+    'exec "$@"';
+  const agent = startAgent('unshare', ['-rn', 'sh', '-c', script, 'agent', bin, ...args], { env: opts.env });
+  return {
+    ...agent,
+    port(insidePort) {
+      const p = mapped.get(insidePort);
+      if (p === undefined) throw new Error(`port ${insidePort} is not bridged`);
+      return p;
+    },
+    async stop() {
+      await agent.stop();
+      // close() waits for open connections (keep-alive ones too): end them first.
+      for (const x of sockets) x.destroy();
+      for (const s of servers) await new Promise((r) => s.close(r));
+    },
+  };
+}

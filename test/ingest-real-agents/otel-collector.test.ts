@@ -64,7 +64,7 @@ async function startCollector(configFile: string, encoding: 'proto' | 'json', se
   const otlpUrl = `http://127.0.0.1:${httpPort}`;
   await waitFor('the collector to listen', async () => {
     try {
-      await fetch(otlpUrl + '/v1/logs', { method: 'GET' });
+      await fetch(otlpUrl + '/v1/logs', { method: 'GET', signal: AbortSignal.timeout(2000) });
       return true;
     } catch {
       return undefined;
