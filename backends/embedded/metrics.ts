@@ -35,11 +35,13 @@ const CHUNK_SAMPLES = 120;
 const PREFETCH_SERIES = 256;
 /**
  * Samples per chunk written by compaction (packed integer/decimal chunks; other chunks keep
- * CHUNK_SAMPLES). Packed chunks decode at ~3 ns/sample + ~0.2 µs/chunk: a 5-minute window over
- * 1,000 series took 7 ms with 480-sample chunks (6 ms with 240, 13 ms with the earlier
- * 120-sample integer chunks; the per-series work dominates), a day-long read 18% less than 240.
+ * CHUNK_SAMPLES). An instant query decodes from a chunk's start up to its 5-minute window, so
+ * long chunks cost PromQL's instant queries over 10,000 series (`npm run bench -- promql`):
+ * 480 made them 1.3-1.8x slower than 120. 240 keeps them within ~10% of 120 while a day-long
+ * select of 1,000 series stays faster (43 ms vs 47 ms) and smaller (0.58 vs 0.74 bytes/sample;
+ * 480: 36 ms, 0.49) on `npm run bench -- storage --only select`.
  */
-const COMPACTED_CHUNK_SAMPLES = 480;
+const COMPACTED_CHUNK_SAMPLES = 240;
 
 const REC_SAMPLES = 1;
 const REC_METADATA = 2;
