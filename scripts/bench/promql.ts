@@ -1,7 +1,7 @@
 /**
  * PromQL benchmark: Lookout vs Debian's Prometheus on the same data.
  *
- *   npm run bench -- promql [--series 10000] [--hours 24] [--reps 5] [--backend NAME] [--no-prometheus]
+ *   npm run bench -- promql [--series 10000] [--hours 24] [--reps 5] [--backend NAME] [--no-prometheus] [--idle-seconds N]
  *
  * The same deterministic data (N series × H hours at 15 s) goes into Lookout (straight into its
  * storage, in time order, in a child process running the real server) and into Prometheus
@@ -31,6 +31,8 @@ interface Args {
   series: number;
   hours: number;
   reps: number;
+  /** Seconds to leave Lookout idle before the queries (as during Prometheus' load phase). */
+  idleSeconds?: number;
   backend?: string;
   prometheus: boolean;
   serve?: string;
@@ -47,6 +49,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--reps') a.reps = Number(v());
     else if (k === '--backend') a.backend = v();
     else if (k === '--no-prometheus') a.prometheus = false;
+    else if (k === '--idle-seconds') a.idleSeconds = Number(v());
     else if (k === '--serve-lookout') a.serve = v();
     else if (k === '--end') a.end = Number(v());
     else throw new Error(`unknown argument ${k}`);
@@ -403,6 +406,7 @@ async function main(): Promise<void> {
       prometheusPeakMb?: number;
     }[] = [];
     const pad = (s: string, n: number) => (s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length));
+    if (args.idleSeconds) await new Promise((r) => setTimeout(r, args.idleSeconds! * 1000));
     console.log(`${pad('query', 38)} ${pad('lookout ms', 11)} ${pad('prom ms', 9)} ${pad('ratio', 6)} ${pad('lk peak MB', 11)} prom peak MB`);
     for (const q of queries()) {
       const l = await measure(targets[0]!, q, end, args.reps);
