@@ -11,7 +11,7 @@
  * decoder would, and nothing is returned, so a bad request is rejected whole.
  */
 import type { Labels, MetricColumns, MetricMetadata, SeriesHandle } from '../../kernel/models.js';
-import { checkLabels, readLabel, readMetadata } from './decode-v1.js';
+import { decodeLabelFields, readMetadata } from './decode-v1.js';
 import { LabelSetCache, type LabelSetEntry } from './label-cache.js';
 import { Reader, WireError } from './wire.js';
 
@@ -93,18 +93,7 @@ function decodeLabelRun(
   cache: LabelSetCache,
   extraLabels: Labels | undefined,
 ): LabelSetEntry {
-  const labels: Record<string, string> = {};
-  let nLabels = 0;
-  r.pos = start;
-  while (r.pos < end) {
-    r.pos++; // tag 10
-    const e = r.delimited();
-    if (readLabel(r, e, labels)) nLabels++;
-    if (r.pos !== e) throw new WireError('nested message overruns its length');
-  }
-  checkLabels(labels, nLabels);
-  if (extraLabels) for (const k in extraLabels) if (labels[k] === undefined) labels[k] = extraLabels[k]!;
-  return cache.set(hash, buf, start, end, labels);
+  return cache.set(hash, buf, start, end, decodeLabelFields(r, start, end, extraLabels));
 }
 
 export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels | undefined, cache: LabelSetCache): DecodedColumns | undefined {

@@ -43,6 +43,25 @@ export function readLabel(r: Reader, end: number, into: Record<string, string>):
   return true;
 }
 
+/**
+ * Decodes the run of Label fields (tag 10) at buf[start, end) into a validated label set, with
+ * `extraLabels` added where the series has no such label. Leaves `r.pos` at `end`.
+ */
+export function decodeLabelFields(r: Reader, start: number, end: number, extraLabels: Labels | undefined): Record<string, string> {
+  const labels: Record<string, string> = {};
+  let nLabels = 0;
+  r.pos = start;
+  while (r.pos < end) {
+    r.pos++; // tag 10
+    const e = r.delimited();
+    if (readLabel(r, e, labels)) nLabels++;
+    if (r.pos !== e) throw new WireError('nested message overruns its length');
+  }
+  checkLabels(labels, nLabels);
+  if (extraLabels) for (const k in extraLabels) if (labels[k] === undefined) labels[k] = extraLabels[k]!;
+  return labels;
+}
+
 function readSample(r: Reader, end: number): Sample {
   let v = 0;
   let t = 0;
@@ -126,17 +145,7 @@ export function decodeWriteRequestV1(buf: Uint8Array, extraLabels?: Labels, cach
         cached = cache.get(hash, view, labelsStart, labelsEnd)?.labels;
       }
       if (!cached) {
-        labels = {};
-        let nLabels = 0;
-        r.pos = labelsStart;
-        while (r.pos < labelsEnd) {
-          r.pos++; // tag 10
-          const e = r.delimited();
-          if (readLabel(r, e, labels)) nLabels++;
-          if (r.pos !== e) throw new WireError('nested message overruns its length');
-        }
-        checkLabels(labels, nLabels);
-        if (extraLabels) for (const k in extraLabels) if (labels[k] === undefined) labels[k] = extraLabels[k]!;
+        labels = decodeLabelFields(r, labelsStart, labelsEnd, extraLabels);
         if (cache && labelsEnd > labelsStart) cache.set(hash, buf, labelsStart, labelsEnd, labels);
       }
       const samples: Sample[] = [];
