@@ -5,9 +5,10 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
+export { freePort };
 
 export const PROMETHEUS_BIN = process.env.LOOKOUT_PROMETHEUS_BIN ?? '/usr/bin/prometheus';
 export const PROMTOOL_BIN = process.env.LOOKOUT_PROMTOOL_BIN ?? '/usr/bin/promtool';
@@ -27,17 +28,6 @@ export function prometheusVersion(): string {
   return m ? m[1]! : 'unknown';
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export interface RunningPrometheus {
   url: string;

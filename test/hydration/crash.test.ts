@@ -8,10 +8,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { ADMIN_TOKEN, startTestServer, tempDir } from '../helpers/server.js';
 import { HOUR, T0, dataset, storedLines, waitStatus, writeFsArchive } from './helpers.js';
+import { freePort } from '../helpers/ports.js';
 
 const root = resolve(new URL('../..', import.meta.url).pathname);
 const BATCH = 20;
@@ -19,16 +19,6 @@ const lines = dataset(1500, 3, 9);
 let dir = '';
 let child: ChildProcess | undefined;
 
-function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
 
 async function startChild(configPath: string): Promise<string> {
   const proc = spawn(process.execPath, ['--import', 'tsx', 'kernel/cli.ts', 'start', '--config', configPath], {

@@ -10,6 +10,8 @@ import { createConnection, createServer, type Server } from 'node:net';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { TestServer } from '../helpers/server.js';
+import { freePort } from '../helpers/ports.js';
+export { freePort };
 
 const root = new URL('../../', import.meta.url).pathname;
 
@@ -22,16 +24,6 @@ export function agentBinary(relPath: string): string | undefined {
   return existsSync(p) ? p : undefined;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * An examples/agents/ file with placeholders replaced. Every `from` must occur in the file, so

@@ -6,25 +6,15 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Tokens } from '../../kernel/services.js';
 import type { StorageBackend, StoredSeries } from '../../kernel/storage.js';
 import type { LabelMatcher } from '../../kernel/matchers.js';
 import { INGEST_KEY, startTestServer, tempDir, type TestServer } from '../helpers/server.js';
+import { freePort } from '../helpers/ports.js';
 
 const haveProm = spawnSync('prometheus', ['--version'], { stdio: 'ignore' }).status === 0;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 let srv: TestServer | undefined;
 let prom: ChildProcess | undefined;

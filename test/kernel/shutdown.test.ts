@@ -2,19 +2,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { tempDir } from '../helpers/server.js';
+import { freePort } from '../helpers/ports.js';
 
-async function freePort(): Promise<number> {
-  return new Promise((res) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => res(port));
-    });
-  });
-}
 
 test('SIGTERM: stops accepting, finishes in-flight requests, exits 0', async () => {
   const dir = tempDir();
