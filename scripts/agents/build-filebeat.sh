@@ -7,13 +7,8 @@
 # test/ingest-real-agents/filebeat.test.ts runs it (skips when it is absent).
 set -euo pipefail
 VERSION="${FILEBEAT_VERSION:-7.17.29}"
-CACHE="${LOOKOUT_AGENT_CACHE:-$HOME/.cache/lookout-agents}"
-DIR="$CACHE/filebeat-$VERSION"
-BIN="$DIR/filebeat"
-if [ -x "$BIN" ]; then echo "filebeat $VERSION already built: $BIN"; exit 0; fi
-command -v go >/dev/null || { echo "go is required" >&2; exit 1; }
-mkdir -p "$DIR"
-start=$(date +%s)
+. "$(dirname "$0")/common.sh"
+agent_prepare "filebeat $VERSION" "filebeat-$VERSION" "filebeat"
 tmpmod=$(mktemp -d)
 trap 'rm -rf "$tmpmod"' EXIT
 # Any directory works for `go mod download`; a throwaway go.mod keeps it out of other modules.
@@ -29,4 +24,4 @@ chmod -R u+w "$DIR/src"
   nice -n 19 go build -trimpath -ldflags="-s -w" -o "$BIN.tmp" ./filebeat)
 mv "$BIN.tmp" "$BIN"
 rm -rf "$DIR/src"
-echo "filebeat $VERSION built in $(( $(date +%s) - start ))s: $BIN"
+agent_done "filebeat $VERSION"

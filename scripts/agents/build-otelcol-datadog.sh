@@ -10,14 +10,9 @@
 set -euo pipefail
 # 0.155.0: the newest release whose datadog-agent modules the module proxy here serves in full.
 VERSION="${OTELCOL_DATADOG_VERSION:-0.155.0}"
-CACHE="${LOOKOUT_AGENT_CACHE:-$HOME/.cache/lookout-agents}"
-DIR="$CACHE/otelcol-datadog-$VERSION"
-BIN="$DIR/otelcol-datadog"
-if [ -x "$BIN" ]; then echo "otelcol-datadog $VERSION already built: $BIN"; exit 0; fi
-command -v go >/dev/null || { echo "go is required" >&2; exit 1; }
-mkdir -p "$DIR/src"
-start=$(date +%s)
-GOBIN="$DIR" GOFLAGS=-mod=mod nice -n 19 go install "go.opentelemetry.io/collector/cmd/builder@v$VERSION"
+. "$(dirname "$0")/common.sh"
+agent_prepare "otelcol-datadog $VERSION" "otelcol-datadog-$VERSION" "otelcol-datadog"
+ocb_install "$VERSION"
 cat > "$DIR/manifest.yaml" <<YAML
 dist:
   name: otelcol-datadog
@@ -51,4 +46,4 @@ PROVIDERS="${OTELCOL_DATADOG_PROVIDERS_VERSION:-1.61.0}"
   GOFLAGS="${GOFLAGS:-} -mod=mod" nice -n 19 go build -trimpath -ldflags="-s -w" -o "$BIN.tmp" .)
 mv "$BIN.tmp" "$BIN"
 rm -rf "$DIR/src"
-echo "otelcol-datadog $VERSION built in $(( $(date +%s) - start ))s: $BIN"
+agent_done "otelcol-datadog $VERSION"

@@ -7,15 +7,9 @@
 # test/ingest-real-agents/otel-collector.test.ts runs it (skips when it is absent).
 set -euo pipefail
 VERSION="${OTELCOL_VERSION:-0.160.0}"
-CACHE="${LOOKOUT_AGENT_CACHE:-$HOME/.cache/lookout-agents}"
-DIR="$CACHE/otelcol-$VERSION"
-BIN="$DIR/otelcol-lookout"
-if [ -x "$BIN" ]; then echo "otelcol $VERSION already built: $BIN"; exit 0; fi
-command -v go >/dev/null || { echo "go is required" >&2; exit 1; }
-mkdir -p "$DIR/src"
-start=$(date +%s)
-# The builder itself (ocb), installed into the cache dir, not $GOPATH/bin.
-GOBIN="$DIR" GOFLAGS=-mod=mod nice -n 19 go install "go.opentelemetry.io/collector/cmd/builder@v$VERSION"
+. "$(dirname "$0")/common.sh"
+agent_prepare "otelcol $VERSION" "otelcol-$VERSION" "otelcol-lookout"
+ocb_install "$VERSION"
 cat > "$DIR/manifest.yaml" <<YAML
 dist:
   name: otelcol-lookout
@@ -36,4 +30,4 @@ YAML
 GOFLAGS="${GOFLAGS:-} -mod=mod" nice -n 19 "$DIR/builder" --config "$DIR/manifest.yaml" --ldflags="-s -w"
 cp "$DIR/src/otelcol-lookout" "$BIN.tmp" && mv "$BIN.tmp" "$BIN"
 rm -rf "$DIR/src"
-echo "otelcol $VERSION built in $(( $(date +%s) - start ))s: $BIN"
+agent_done "otelcol $VERSION"
