@@ -311,25 +311,39 @@ export class EmbeddedMetricStore implements MetricStore {
     return true;
   }
 
+  /**
+   * Starts a WAL record of `type` in `this.w`; its first field, the number of series defined in
+   * it, is reserved and returned as an offset for patchVarint5 once the definitions are written.
+   */
+  private beginRecord(type: number): number {
+    const w = this.w;
+    w.reset();
+    w.u8(type);
+    const at = w.pos;
+    w.ensure(5);
+    w.pos += 5;
+    return at;
+  }
+
+  /** Writes e's id and labels into the record unless WAL file `file` already defines it; 1 if written. */
+  private defineInWal(e: SeriesEntry, file: number): number {
+    if (e.walFile === file) return 0;
+    e.walFile = file;
+    this.w.uvar(e.id);
+    writeLabels(this.w, e.labels);
+    return 1;
+  }
+
   async append(input: readonly MetricSeriesInput[]): Promise<void> {
     const entries: SeriesEntry[] = new Array(input.length);
     const w = this.w;
-    w.reset();
-    w.u8(REC_SAMPLES);
     const file = this.wal.currentFile;
-    const defsAt = w.pos;
+    const defsAt = this.beginRecord(REC_SAMPLES);
     let nDefs = 0;
-    w.ensure(5);
-    w.pos += 5; // room for the def count, patched below
     for (let i = 0; i < input.length; i++) {
       const e = this.entryFor(input[i]!.labels);
       entries[i] = e;
-      if (e.walFile !== file) {
-        e.walFile = file;
-        w.uvar(e.id);
-        writeLabels(w, e.labels);
-        nDefs++;
-      }
+      nDefs += this.defineInWal(e, file);
     }
     patchVarint5(w.buf, defsAt, nDefs);
     w.uvar(input.length);
@@ -370,13 +384,9 @@ export class EmbeddedMetricStore implements MetricStore {
     if (this.colEntries.length < n) this.colEntries = new Array(n);
     const entries = this.colEntries;
     const w = this.w;
-    w.reset();
-    w.u8(REC_COLUMNS);
     const file = this.wal.currentFile;
-    const defsAt = w.pos;
+    const defsAt = this.beginRecord(REC_COLUMNS);
     let nDefs = 0;
-    w.ensure(5);
-    w.pos += 5; // room for the def count, patched below
     for (let k = 0; k < n; k++) {
       const h = c.series[k]!;
       let e = h.storeOwner === this ? this.byId[h.storeRef] : undefined;
@@ -386,12 +396,7 @@ export class EmbeddedMetricStore implements MetricStore {
         h.storeRef = e.id;
       }
       entries[k] = e;
-      if (e.walFile !== file) {
-        e.walFile = file;
-        w.uvar(e.id);
-        writeLabels(w, e.labels);
-        nDefs++;
-      }
+      nDefs += this.defineInWal(e, file);
     }
     patchVarint5(w.buf, defsAt, nDefs);
     const off = c.offsets;
