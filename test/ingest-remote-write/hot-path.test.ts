@@ -8,7 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import snappy from 'snappyjs';
 import { snappyUncompress, SnappyError } from '../../kernel/http/snappy.js';
-import { STALE_NAN, isStaleMarker } from '../../kernel/models.js';
+import { STALE_NAN, STALE_NAN_BITS_HI, STALE_NAN_BITS_LO, isStaleMarker } from '../../kernel/models.js';
 import { decodeWriteRequestV1 } from '../../plugins/ingest-remote-write/decode-v1.js';
 import { LabelSetCache } from '../../plugins/ingest-remote-write/label-cache.js';
 import { encodeWriteRequest } from '../helpers/remote-write.js';
@@ -34,6 +34,42 @@ test('snappy: round trips of compressible and incompressible data, small and lar
     const out = snappyUncompress(Buffer.from(snappy.compress(b)), 1 << 30, tooLarge);
     assert.ok(out.equals(b), `round trip ${k} (${n} bytes)`);
   }
+});
+
+test('snappy: copies of arbitrary bytes, NaN bit patterns included, are exact', () => {
+  const rnd = pseudoRandom(13);
+  // Words that are NaNs as float64 (quiet, signalling, the staleness marker, negative), +0/-0
+  // and denormals, repeated at varying offsets so the decoder copies them as matches.
+  const words = [
+    [0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf0, 0x7f],
+    [0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf0, 0x7f],
+    [0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf8, 0xff],
+    [0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc, 0xf4, 0x7f],
+    [0, 0, 0, 0, 0, 0, 0, 0x80],
+    [0, 0, 0, 0, 0, 0, 0, 0],
+    [1, 0, 0, 0, 0, 0, 0, 0],
+  ];
+  for (let k = 0; k < 200; k++) {
+    const parts: number[] = [];
+    const n = 200 + Math.floor(rnd() * 5000);
+    while (parts.length < n) {
+      if (rnd() < 0.5) parts.push(...words[Math.floor(rnd() * words.length)]!);
+      else parts.push(Math.floor(rnd() * 256));
+      if (rnd() < 0.3 && parts.length > 80) {
+        const from = parts.length - 8 - Math.floor(rnd() * 70);
+        const len = 8 + Math.floor(rnd() * 60);
+        for (let i = 0; i < len; i++) parts.push(parts[from + i]!);
+      }
+    }
+    const b = Buffer.from(parts);
+    const out = snappyUncompress(Buffer.from(snappy.compress(b)), 1 << 30, tooLarge);
+    assert.ok(out.equals(b), `round trip ${k} (${b.length} bytes)`);
+  }
+  const stale = Buffer.alloc(8);
+  stale.writeUInt32LE(STALE_NAN_BITS_LO, 0);
+  stale.writeUInt32LE(STALE_NAN_BITS_HI, 4);
+  const b = Buffer.concat(Array.from({ length: 64 }, (_, i) => (i % 3 === 0 ? Buffer.from([i]) : stale)));
+  assert.ok(snappyUncompress(Buffer.from(snappy.compress(b)), 1 << 30, tooLarge).equals(b), 'staleness markers');
 });
 
 test('snappy: corrupt and truncated blocks raise SnappyError; the declared size limit applies first', () => {
