@@ -137,6 +137,51 @@ test('hash collisions are caught by the byte comparison', () => {
   }
 });
 
+test('the 8-byte comparison tells apart label bytes that are equal doubles (+0/-0) and NaNs', () => {
+  // Label values whose bytes read, at some 8-byte step of the comparison, as +0 against -0 or as
+  // NaNs with different payloads: equal or unordered as doubles, different as bytes. Every
+  // placement of the pattern is tried, so one of them falls on a step's word.
+  const values: string[] = ['\u0000'.repeat(24)];
+  for (let p = 0; p < 16; p++) values.push('\u0000'.repeat(p) + '\u0080' + '\u0000'.repeat(23 - p));
+  for (let p = 0; p < 16; p++) {
+    for (const payload of ['\u0001', '\u0002']) values.push('\u0000'.repeat(p) + payload + '\u0000'.repeat(5) + '\u00f0\u007f' + '\u0000'.repeat(16 - p));
+  }
+  const raw = (value: string, v: number) => {
+    // The value's bytes go in as they are (latin1, not UTF-8) so the words above reach the cache.
+    const lv = Buffer.from(value, 'latin1');
+    const name = Buffer.concat([Buffer.from([0x0a, 8]), Buffer.from('__name__'), Buffer.from([0x12, 2]), Buffer.from('up')]);
+    const val = Buffer.concat([Buffer.from([0x0a, 1]), Buffer.from('k'), Buffer.from([0x12, lv.length]), lv]);
+    const sample = Buffer.alloc(11);
+    sample[0] = 0x09;
+    sample.writeDoubleLE(v, 1);
+    sample[9] = 0x10;
+    sample[10] = 1;
+    const labels = Buffer.concat([Buffer.from([0x0a, name.length]), name, Buffer.from([0x0a, val.length]), val]);
+    const ts = Buffer.concat([labels, Buffer.from([0x12, sample.length]), sample]);
+    return Buffer.concat([Buffer.from([0x0a, ts.length]), ts]);
+  };
+  const labelsOf = (body: Buffer, cache: LabelSetCache) => decodeWriteRequestV1Columns(body, undefined, cache)!.columns.series.map((h) => h.labels.k);
+  const decoded = (v: string) => Buffer.from(v, 'latin1').toString('utf8'); // as the decoder reads the bytes
+  // The "next" guess: after "m" came the all-zero value, so the value that follows "m" next is
+  // first compared with it.
+  const cache = new LabelSetCache();
+  for (const v of values) {
+    labelsOf(Buffer.concat([raw('m', 1), raw(values[0]!, 2)]), cache);
+    assert.equal(labelsOf(Buffer.concat([raw('m', 1), raw(v, 2)]), cache), ['m', decoded(v)], 'guess path');
+  }
+  // The hash path: every label set hashes alike, so each is compared with the cached all-zero one.
+  const realHash = LabelSetCache.hash;
+  LabelSetCache.hash = () => 7;
+  try {
+    const c2 = new LabelSetCache();
+    for (let pass = 0; pass < 2; pass++) {
+      assert.equal(labelsOf(Buffer.concat(values.map((v, k) => raw(v, k))), c2), values.map(decoded), `hash path, pass ${pass}`);
+    }
+  } finally {
+    LabelSetCache.hash = realHash;
+  }
+});
+
 test('histograms and labels after samples fall back; malformed input throws', () => {
   const cache = new LabelSetCache();
   const labelAfter = field(0x0a, Buffer.concat([rawSeries([['__name__', 'x']], [[T0, 1]]).subarray(2), field(0x0a, Buffer.concat([field(0x0a, Buffer.from('job')), field(0x12, Buffer.from('j'))]))]));
