@@ -48,6 +48,8 @@ export interface LookoutConfig {
     outOfOrderWindow: string;
     /** Background merging of small log/span/event segments (embedded backend; docs/storage.md). */
     merge?: { window: string; maxSegmentBytes: number };
+    /** Memory for the newest metric segment files held in RAM (embedded backend; 0 = off). */
+    metricsCacheBytes?: number;
   };
   plugins: string[];
   /** Options for individual (including third-party) plugins, keyed by plugin name. */
@@ -96,6 +98,7 @@ export function defaultConfig(): LookoutConfig {
       retention: { metrics: '15d', logs: '30d', traces: '7d', events: '30d' },
       outOfOrderWindow: '1h',
       merge: { window: '1d', maxSegmentBytes: 256 * 1024 * 1024 },
+      metricsCacheBytes: 256 * 1024 * 1024,
     },
     plugins: ['*'],
     pluginOptions: {},
@@ -153,6 +156,7 @@ const SCHEMA: Schema = obj({
     }),
     outOfOrderWindow: str({ duration: true }),
     merge: obj({ window: str({ duration: true }), maxSegmentBytes: int(1 << 20, 2 ** 40) }),
+    metricsCacheBytes: int(0, 2 ** 40),
   }),
   plugins: arr(str()),
   pluginOptions: { t: 'map', of: { t: 'map', of: { t: 'any' } } },

@@ -135,14 +135,15 @@ export class ChunkEncoder {
  */
 let wordScratch = new Uint32Array(256);
 
-function toWords(buf: Uint8Array): Uint32Array {
-  const nw = (buf.length + 3) >>> 2;
+function toWords(buf: Uint8Array, from: number, to: number): Uint32Array {
+  const len = to - from;
+  const nw = (len + 3) >>> 2;
   if (wordScratch.length < nw + 2) wordScratch = new Uint32Array(Math.max(nw + 2, wordScratch.length * 2));
   const w = wordScratch;
-  const full = buf.length >>> 2;
-  for (let i = 0, p = 0; i < full; i++, p += 4) w[i] = ((buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!) >>> 0;
+  const full = len >>> 2;
+  for (let i = 0, p = from; i < full; i++, p += 4) w[i] = ((buf[p]! << 24) | (buf[p + 1]! << 16) | (buf[p + 2]! << 8) | buf[p + 3]!) >>> 0;
   let last = 0;
-  for (let p = full * 4, k = 0; k < 4; p++, k++) last = ((last << 8) | (p < buf.length ? buf[p]! : 0)) >>> 0;
+  for (let p = from + full * 4, k = 0; k < 4; p++, k++) last = ((last << 8) | (p < to ? buf[p]! : 0)) >>> 0;
   w[full] = last;
   w[full + 1] = 0;
   w[full + 2] = 0;
@@ -180,7 +181,8 @@ function wordsOf(vs: Float64Array): Uint32Array {
 
 /**
  * Decodes `count` samples of a chunk into `ts`/`vs` from index `at`, keeping those within
- * [mint, maxt]. Returns the index after the last sample written.
+ * [mint, maxt]. Returns the index after the last sample written. The chunk's bytes are
+ * `buf[from, to)` (chunks of a segment held in memory are read in place, without a view each).
  */
 export function decodeChunk(
   buf: Uint8Array,
@@ -190,10 +192,12 @@ export function decodeChunk(
   at: number,
   mint = -Infinity,
   maxt = Infinity,
+  from = 0,
+  to = buf.length,
 ): number {
   // Values are written as raw words (little-endian, as u32/f64 above), skipping a conversion.
   const vw = wordsOf(vs);
-  const w = toWords(buf);
+  const w = toWords(buf, from, to);
   u32[1] = bitsAt(w, 0, 32);
   u32[0] = bitsAt(w, 32, 32);
   let t = f64[0]!;
@@ -369,8 +373,10 @@ export function decodeIntChunk(
   at: number,
   mint = -Infinity,
   maxt = Infinity,
+  from = 0,
+  to = buf.length,
 ): number {
-  const w = toWords(buf);
+  const w = toWords(buf, from, to);
   u32[1] = bitsAt(w, 0, 32);
   u32[0] = bitsAt(w, 32, 32);
   let t = f64[0]!;

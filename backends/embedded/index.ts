@@ -29,6 +29,8 @@ export interface EmbeddedOptions {
   maintenanceIntervalMs?: number;
   /** Size limits before a head is flushed into segments (tests make these small). */
   metricsMaxHeadSamples?: number;
+  /** Memory for the newest metric segments' chunk bytes (`storage.metricsCacheBytes`). */
+  metricsCacheBytes?: number;
   logsMaxHeadRecords?: number;
   /** Spans / events in their heads before a flush into a segment. */
   tracesMaxHeadSpans?: number;
@@ -78,6 +80,7 @@ export function openEmbeddedBackend(o: EmbeddedOptions): EmbeddedBackend {
     dir: join(o.dir, 'metrics'),
     outOfOrderWindowMs: o.outOfOrderWindowMs ?? 3600_000,
     maxHeadSamples: o.metricsMaxHeadSamples,
+    cacheBytes: o.metricsCacheBytes,
   });
   const logs = new EmbeddedLogStore({ ...common, dir: join(o.dir, 'logs'), maxHeadRecords: o.logsMaxHeadRecords });
   const traces = new EmbeddedTraceStore({ ...common, dir: join(o.dir, 'traces'), name: 'traces', maxHeadSpans: o.tracesMaxHeadSpans });
@@ -197,6 +200,7 @@ export default definePlugin({
             events: parseDurationMs(r.events),
           },
           outOfOrderWindowMs: parseDurationMs(config.storage.outOfOrderWindow),
+          metricsCacheBytes: config.storage.metricsCacheBytes,
           merge: {
             windowMs: parseDurationMs(config.storage.merge?.window ?? '1d'),
             maxBytes: config.storage.merge?.maxSegmentBytes,

@@ -4,9 +4,11 @@
  *
  *   "LKMSEG03" | chunk bytes ... | index | f64 indexOffset | u32 indexLength | u32 crc32(index) | "LKMEND02"
  *
- * Chunk bytes are read from the file on demand; only the index stays in memory.
+ * Only the index always stays in memory. Chunk bytes are read from the file on demand, unless
+ * the store made the segment resident (`resident`: the whole chunk region held in memory, for
+ * the newest segments within `storage.metricsCacheBytes`), in which case reads are subarrays.
  */
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, read as readAt, readSync } from 'node:fs';
 import { crc32 } from 'node:zlib';
 import type { Labels, Sample } from '../../kernel/models.js';
 import { ByteReader, ByteWriter } from './bytes.js';
@@ -27,7 +29,10 @@ export interface ChunkData {
   mint: number;
   maxt: number;
   count: number;
+  /** Holds the chunk's bytes at [off, off + len) (defaults: 0 and to the end of data). */
   data: Uint8Array;
+  off?: number;
+  len?: number;
   /** ENC_XOR (default), ENC_INT (format 2 segments) or ENC_PACKED. */
   enc?: number;
 }
@@ -39,7 +44,11 @@ export interface SegChunk {
   enc: number;
   off: number;
   len: number;
-  /** Present while the segment is still memory-resident. */
+  /**
+   * Present while the chunk's bytes are in memory: before the file is written (its own bytes,
+   * off = 0 until encode() assigns file offsets), or set to the segment's resident region, which
+   * starts at file offset 0, so [off, off + len) addresses the chunk in both cases.
+   */
   data?: Uint8Array;
 }
 
@@ -72,12 +81,50 @@ function lastEnd(cs: readonly SegChunk[]): number {
   return c.off + c.len;
 }
 
+/**
+ * The chunks of one series overlapping [mint, maxt]. A series' chunks are in time order and
+ * do not overlap, so the first candidate is found by binary search on maxt: after compaction a
+ * series has a day of chunks and a short window wants one or two of them.
+ */
+export function overlappingChunks(cs: readonly SegChunk[], mint: number, maxt: number): SegChunk[] {
+  let lo = 0;
+  let hi = cs.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (cs[mid]!.maxt < mint) lo = mid + 1;
+    else hi = mid;
+  }
+  const out: SegChunk[] = [];
+  for (let i = lo; i < cs.length; i++) {
+    const c = cs[i]!;
+    if (c.mint > maxt) break;
+    if (c.maxt >= mint) out.push(c);
+  }
+  return out;
+}
+
+/** A chunk's bytes as ChunkData, within `buf` which starts at file offset `base`. */
+function sliced(c: SegChunk, buf: Uint8Array, base: number): ChunkData {
+  return { mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc, data: buf, off: c.off - base, len: c.len };
+}
+
+/** Points the chunks at the resident region (no copy, no view per chunk). */
+function inRegion(want: SegChunk[], region: Uint8Array): ChunkData[] {
+  for (const c of want) c.data = region;
+  return want as ChunkData[];
+}
+
 export class MetricSegment {
   fd = -1;
   bytes = 0;
   mint = Infinity;
   maxt = -Infinity;
   closing = false;
+  /** End of the chunk region (= the index offset) in the file. */
+  dataEnd = 0;
+  /** The chunk region [0, dataEnd) of the file, while the store keeps this segment in memory. */
+  resident: Uint8Array | null = null;
+  private loading: Promise<void> | null = null;
 
   constructor(
     readonly gen: number,
@@ -99,7 +146,8 @@ export class MetricSegment {
       const chunks: SegChunk[] = s.chunks.map((c) => {
         if (c.mint < mint) mint = c.mint;
         if (c.maxt > maxt) maxt = c.maxt;
-        return { mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc ?? 0, off: 0, len: c.data.length, data: c.data };
+        const data = c.off === undefined && c.len === undefined ? c.data : c.data.subarray(c.off ?? 0, (c.off ?? 0) + (c.len ?? c.data.length));
+        return { mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc ?? 0, off: 0, len: data.length, data };
       });
       if (s.side) {
         for (const x of s.side) {
@@ -152,14 +200,56 @@ export class MetricSegment {
     END.copy(footer, 16);
     parts.push(index, footer);
     this.bytes = off + index.length + FOOTER;
+    this.dataEnd = off;
     return parts;
   }
 
-  /** Switches a memory-resident segment to reading from its (now durable) file. */
-  attachFile(path: string): void {
+  /**
+   * Switches a memory-resident segment to reading from its (now durable) file. With `parts`
+   * (what encode() returned and was written), the chunk region stays resident as one buffer.
+   */
+  attachFile(path: string, parts?: readonly Buffer[]): void {
     this.path = path;
     this.fd = openSync(path, 'r');
+    if (parts) {
+      const region = Buffer.concat(parts.slice(0, -2) as Buffer[], this.dataEnd);
+      this.resident = new Uint8Array(region.buffer, region.byteOffset, region.length);
+    }
     for (const s of this.series) for (const c of s.chunks) delete c.data;
+  }
+
+  /** Reads the chunk region into memory (on the thread pool; queries go on meanwhile). */
+  loadResident(): Promise<void> {
+    if (this.resident || this.fd < 0 || this.closing || this.dataEnd === 0) return Promise.resolve();
+    if (this.loading) return this.loading;
+    const fd = this.fd;
+    const buf = new Uint8Array(this.dataEnd);
+    const readFrom = (got: number): Promise<number> =>
+      new Promise((resolve, reject) => readAt(fd, buf, got, buf.length - got, got, (err, n) => (err ? reject(err) : resolve(n))));
+    this.loading = (async () => {
+      let got = 0;
+      while (got < buf.length) {
+        const n = await readFrom(got);
+        if (n <= 0) throw new Error(`segment ${this.path}: short read`);
+        got += n;
+      }
+      if (!this.closing && this.fd === fd) this.resident = buf;
+    })().finally(() => (this.loading = null));
+    return this.loading;
+  }
+
+  /**
+   * Lets the resident region go. Chunks handed out from it keep pointing at it for a minute
+   * (running queries may hold them, as with release()), then the region can be collected.
+   */
+  dropResident(delayMs = 60_000): void {
+    const region = this.resident;
+    if (!region) return;
+    this.resident = null;
+    const t = setTimeout(() => {
+      for (const s of this.series) for (const c of s.chunks) if (c.data === region) c.data = undefined;
+    }, delayMs);
+    t.unref();
   }
 
   static load(gen: number, path: string): MetricSegment {
@@ -196,6 +286,7 @@ export class MetricSegment {
       const seg = new MetricSegment(gen, path, series);
       seg.fd = fd;
       seg.bytes = size;
+      seg.dataEnd = indexOff;
       return seg;
     } catch (e) {
       closeSync(fd);
@@ -205,9 +296,11 @@ export class MetricSegment {
 
   /** Chunks of `s` overlapping [mint, maxt], with their bytes. */
   chunksOf(s: SegSeries, mint: number, maxt: number): ChunkData[] {
-    const want = s.chunks.filter((c) => c.maxt >= mint && c.mint <= maxt);
+    const want = overlappingChunks(s.chunks, mint, maxt);
     if (want.length === 0) return [];
-    if (want[0]!.data) return want as ChunkData[];
+    const res = this.resident;
+    if (res) return inRegion(want, res);
+    if (want[0]!.data && this.fd < 0) return want as ChunkData[];
     const first = want[0]!.off;
     const last = want[want.length - 1]!;
     const read = Buffer.allocUnsafe(last.off + last.len - first);
@@ -218,7 +311,7 @@ export class MetricSegment {
       got += n;
     }
     const buf = new Uint8Array(read.buffer, read.byteOffset, read.length); // as in chunksOfMany
-    return want.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc, data: buf.subarray(c.off - first, c.off - first + c.len) }));
+    return want.map((c) => sliced(c, buf, first));
   }
 
   /**
@@ -230,11 +323,13 @@ export class MetricSegment {
     const out: ChunkData[][] = new Array(items.length);
     const wants: SegChunk[][] = new Array(items.length);
     const order: number[] = [];
+    const res = this.resident;
     for (let i = 0; i < items.length; i++) {
-      const want = items[i]!.chunks.filter((c) => c.maxt >= mint && c.mint <= maxt);
+      const want = overlappingChunks(items[i]!.chunks, mint, maxt);
       wants[i] = want;
       if (want.length === 0) out[i] = [];
-      else if (want[0]!.data) out[i] = want as ChunkData[];
+      else if (res) out[i] = inRegion(want, res);
+      else if (want[0]!.data && this.fd < 0) out[i] = want as ChunkData[];
       else order.push(i);
     }
     order.sort((a, b) => wants[a]![0]!.off - wants[b]![0]!.off);
@@ -263,7 +358,7 @@ export class MetricSegment {
       const buf = new Uint8Array(read.buffer, read.byteOffset, read.length);
       for (; k < j; k++) {
         const i = order[k]!;
-        out[i] = wants[i]!.map((c) => ({ mint: c.mint, maxt: c.maxt, count: c.count, enc: c.enc, data: buf.subarray(c.off - from, c.off - from + c.len) }));
+        out[i] = wants[i]!.map((c) => sliced(c, buf, from));
       }
     }
     return out;
@@ -273,6 +368,7 @@ export class MetricSegment {
   release(delayMs = 60_000): void {
     if (this.closing) return;
     this.closing = true;
+    this.resident = null;
     const fd = this.fd;
     if (fd < 0) return;
     const t = setTimeout(() => {

@@ -33,6 +33,8 @@ export const COMPACT_WINDOW_MS = 24 * 3600_000;
 const CHUNK_SAMPLES = 120;
 /** Series per read-ahead batch of select (bounds the compressed bytes held at once). */
 const PREFETCH_SERIES = 256;
+/** Default of `storage.metricsCacheBytes`. */
+export const DEFAULT_CACHE_BYTES = 256 << 20;
 /**
  * Samples per chunk written by compaction (packed integer/decimal chunks; other chunks keep
  * CHUNK_SAMPLES). An instant query decodes from a chunk's start up to its 5-minute window, so
@@ -62,6 +64,11 @@ export interface MetricStoreOptions {
   maxWalBytes?: number;
   /** Flush the head once it holds this many samples. */
   maxHeadSamples?: number;
+  /**
+   * Memory for keeping the newest segment files' chunk bytes in RAM (`storage.metricsCacheBytes`;
+   * default 256 MiB, 0 = read every chunk from disk). See balanceResidency.
+   */
+  cacheBytes?: number;
 }
 
 interface SegRef {
@@ -170,6 +177,44 @@ export class EmbeddedMetricStore implements MetricStore {
     );
     this.wal = wal;
     this.opts.logger.debug('metrics wal replayed', { ...stats });
+    this.balanceResidency();
+  }
+
+  /**
+   * Keeps the chunk bytes of the newest segments (by their newest sample) in memory, as many as
+   * fit in the cache budget, and lets the others go. Dashboards mostly ask for recent data, and
+   * a read from memory neither costs a system call per query nor stalls when the kernel has
+   * dropped the file from its page cache after an idle period. Loading runs on the thread pool
+   * in the background; until a segment is resident its chunks are read from the file.
+   */
+  balanceResidency(): void {
+    const budget = this.cacheBudget();
+    const newestFirst = this.segments.filter((s) => s.fd >= 0 && !s.closing).sort((a, b) => b.maxt - a.maxt || b.gen - a.gen);
+    let used = 0;
+    const load: MetricSegment[] = [];
+    for (const seg of newestFirst) {
+      if (used + seg.dataEnd <= budget) {
+        used += seg.dataEnd;
+        if (!seg.resident) load.push(seg);
+      } else seg.dropResident();
+    }
+    if (load.length === 0) return;
+    void (async () => {
+      for (const seg of load) {
+        try {
+          await seg.loadResident();
+        } catch (e) {
+          this.opts.logger.warn('metric segment not cached; read from disk', { path: seg.path, err: e });
+        }
+      }
+    })();
+  }
+
+  /** Bytes of segment chunk data held in memory. */
+  residentBytes(): number {
+    let n = 0;
+    for (const s of this.segments) if (s.resident) n += s.resident.length;
+    return n;
   }
 
   private replayRecord(payload: Buffer, refs: Map<number, SeriesEntry>): void {
@@ -550,10 +595,12 @@ export class EmbeddedMetricStore implements MetricStore {
       made.push(seg);
     }
     for (const seg of made) {
-      writeFileAtomic(seg.path, seg.encode());
-      seg.attachFile(seg.path);
+      const parts = seg.encode();
+      writeFileAtomic(seg.path, parts);
+      seg.attachFile(seg.path, this.cacheBudget() > 0 ? parts : undefined);
       await new Promise((r) => setImmediate(r));
     }
+    this.balanceResidency();
     this.writeMetadataSnapshot();
     await this.wal.removeBefore(walCut);
     return flushed;
@@ -603,8 +650,9 @@ export class EmbeddedMetricStore implements MetricStore {
     }
     const path = join(this.segDir, segName(gen));
     const seg = MetricSegment.fromInput(gen, path, inputs);
-    writeFileAtomic(path, seg.encode());
-    seg.attachFile(path);
+    const parts = seg.encode();
+    writeFileAtomic(path, parts);
+    seg.attachFile(path, this.cacheBudget() > 0 ? parts : undefined);
     // Swap in: drop refs to the old segments, add the merged one (same gen as the newest input).
     seg.series.forEach((s, i) => {
       const e = owners[i]!;
@@ -619,6 +667,11 @@ export class EmbeddedMetricStore implements MetricStore {
       old.release();
       if (old.gen !== gen) rmSync(old.path, { force: true });
     }
+    this.balanceResidency();
+  }
+
+  private cacheBudget(): number {
+    return this.opts.cacheBytes ?? DEFAULT_CACHE_BYTES;
   }
 
   /** Deletes segments whose newest sample is older than `now - retentionMs`. */
@@ -633,6 +686,7 @@ export class EmbeddedMetricStore implements MetricStore {
       rmSync(seg.path, { force: true });
       seg.release();
     }
+    this.balanceResidency();
     let removed = false;
     for (const e of this.byId) {
       if (!e) continue;

@@ -441,10 +441,12 @@ export function decodePackedChunk(
   at: number,
   mint = -Infinity,
   maxt = Infinity,
+  from = 0,
+  to = buf.length,
 ): number {
   if (count <= 0) return at;
   const m = count - 1;
-  cur.p = 0;
+  cur.p = from;
   const flags = buf[cur.p++]!;
   const grid = (flags & 1) !== 0;
   const scale = (flags & 2) !== 0 ? Math.min(buf[cur.p++]!, MAX_SCALE) : 0;
@@ -457,7 +459,7 @@ export function decodePackedChunk(
   const vBase = rsvar(buf);
   const vw = buf[cur.p++]! & 31;
   vExc.read(buf, m);
-  const W = wordsOf(buf, cur.p, buf.length);
+  const W = wordsOf(buf, cur.p, to);
   const bit = view.bit;
   // Grid timestamps without exceptions are at least t0 + i·step + tBase, so samples from
   // index `lim` on are past maxt and need not be decoded (a short window ending in the chunk).

@@ -11,6 +11,12 @@ import { decodePackedChunk } from './packed-chunk.js';
 /** The decoder of a chunk's encoding (ENC_XOR when absent). */
 const decoderOf = (enc: number | undefined) => (enc === ENC_PACKED ? decodePackedChunk : enc === ENC_INT ? decodeIntChunk : decodeChunk);
 
+/** Decodes one chunk (its bytes: `data[off, off + len)`) into ts/vs from `at`; see decodeChunk. */
+function decodeInto(c: ChunkData, ts: Float64Array, vs: Float64Array, at: number, mint: number, maxt: number): number {
+  const from = c.off ?? 0;
+  return decoderOf(c.enc)(c.data, c.count, ts, vs, at, mint, maxt, from, c.len === undefined ? c.data.length : from + c.len);
+}
+
 export interface Part {
   n: number;
   t: Float64Array;
@@ -54,7 +60,7 @@ export function readPart(chunks: readonly ChunkData[], side: readonly Sample[] |
   if (total > 0) {
     t = new Float64Array(total);
     v = new Float64Array(total);
-    for (const c of chunks) n = decoderOf(c.enc)(c.data, c.count, t, v, n, mint, maxt);
+    for (const c of chunks) n = decodeInto(c, t, v, n, mint, maxt);
   }
   if (!side || side.length === 0) return { n, t, v };
   const lo = lowerBound(side, mint);
@@ -107,39 +113,47 @@ export function decodeChunksExact(chunks: readonly ChunkData[], mint: number, ma
   let total = 0;
   for (const c of chunks) total += c.count;
   if (total === 0) return EMPTY;
-  const [t, v] = resultArrays(total);
-  let n = 0;
-  for (const c of chunks) n = decoderOf(c.enc)(c.data, c.count, t, v, n, mint, maxt);
+  if (total > BLOCK_SERIES_MAX) {
+    const b = Buffer.allocUnsafeSlow(16 * total);
+    const t = new Float64Array(b.buffer, b.byteOffset, total);
+    const v = new Float64Array(b.buffer, b.byteOffset + 8 * total, total);
+    let n = 0;
+    for (const c of chunks) n = decodeInto(c, t, v, n, mint, maxt);
+    if (n === 0) return EMPTY;
+    return { n, t: n === total ? t : t.subarray(0, n), v: n === total ? v : v.subarray(0, n) };
+  }
+  if (blockAt + total > blockT.length) newBlocks();
+  // Decode straight into the shared blocks (both at the same index, which the decoders
+  // expect) and hand out exactly the samples inside the window: a short window of a long
+  // chunk takes only what it returns.
+  const at = blockAt;
+  let end = at;
+  for (const c of chunks) end = decodeInto(c, blockT, blockV, end, mint, maxt);
+  const n = end - at;
   if (n === 0) return EMPTY;
-  return { n, t: n === total ? t : t.subarray(0, n), v: n === total ? v : v.subarray(0, n) };
+  blockAt = end;
+  return { n, t: blockT.subarray(at, end), v: blockV.subarray(at, end) };
 }
 
 /**
- * Results are views into shared blocks of 1 MiB: one allocation per block instead of a typed
- * array with its own backing store per series (which cost more than a tenth of a day-long
- * select, most of it in the garbage collector). A block stays alive as long as any series read
- * from it, which bounds what one held series can pin to the block. Blocks are not zeroed: the
- * decoders overwrite every element handed out. Larger results get an allocation of their own.
+ * Results are views into shared blocks of 512 KiB (timestamps and values in two parallel
+ * blocks): one allocation per block instead of a typed array with its own backing store per
+ * series (which cost more than a tenth of a day-long select, most of it in the garbage
+ * collector). A block stays alive as long as any series read from it, which bounds what one
+ * held series can pin to the block. Blocks are not zeroed: the decoders overwrite every
+ * element handed out. Larger results get an allocation of their own.
  */
-const BLOCK_DOUBLES = 1 << 17;
-const BLOCK_SERIES_MAX = BLOCK_DOUBLES >> 3;
-let block = new Float64Array(0);
+const BLOCK_DOUBLES = 1 << 16;
+const BLOCK_SERIES_MAX = BLOCK_DOUBLES >> 2;
+let blockT = new Float64Array(0);
+let blockV = new Float64Array(0);
 let blockAt = 0;
 
-/** Timestamp and value arrays for `n` samples (uninitialized). */
-function resultArrays(n: number): [Float64Array, Float64Array] {
-  if (n > BLOCK_SERIES_MAX) {
-    const b = Buffer.allocUnsafeSlow(16 * n);
-    return [new Float64Array(b.buffer, b.byteOffset, n), new Float64Array(b.buffer, b.byteOffset + 8 * n, n)];
-  }
-  if (blockAt + 2 * n > block.length) {
-    const b = Buffer.allocUnsafeSlow(8 * BLOCK_DOUBLES);
-    block = new Float64Array(b.buffer, b.byteOffset, BLOCK_DOUBLES);
-    blockAt = 0;
-  }
-  const at = blockAt;
-  blockAt = at + 2 * n;
-  return [block.subarray(at, at + n), block.subarray(at + n, at + 2 * n)];
+function newBlocks(): void {
+  const b = Buffer.allocUnsafeSlow(16 * BLOCK_DOUBLES);
+  blockT = new Float64Array(b.buffer, b.byteOffset, BLOCK_DOUBLES);
+  blockV = new Float64Array(b.buffer, b.byteOffset + 8 * BLOCK_DOUBLES, BLOCK_DOUBLES);
+  blockAt = 0;
 }
 
 /** True when a sorted side list has a sample in [mint, maxt]. */

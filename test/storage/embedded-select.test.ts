@@ -1,7 +1,9 @@
 /**
  * The embedded read path against the memory backend: series in label order, exact samples for
  * random windows over head chunks, flushed and compacted segments (merged reads of many series
- * from one file), out-of-order side samples, and series added after the label ranks were built.
+ * from one file), out-of-order side samples, and series added after the label ranks were built;
+ * with the segment cache holding every segment, none (every chunk read from the files) or only
+ * some of them, and again after a restart once the cache was filled in the background.
  */
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -52,16 +54,19 @@ async function collect(m: MetricStore, matchers: LabelMatcher[], mint: number, m
   return out;
 }
 
-test('select matches the memory backend over head, segments and compacted segments', async () => {
+async function selectMatchesMemory(metricsCacheBytes: number | undefined): Promise<void> {
+  seed = 7;
   const dir = mkdtempSync(join(tmpdir(), 'lookout-select-'));
-  const emb = openEmbeddedBackend({
+  const open = () => openEmbeddedBackend({
     dir,
+    metricsCacheBytes,
     logger: createLogger('error'),
     fsync: 'interval',
     fsyncIntervalMs: 50,
     maintenanceIntervalMs: 0,
     retentionMs: { metrics: 0, logs: 0, traces: 0, events: 0 },
   });
+  let emb = open();
   const mem = { metrics: new MemoryMetricStore() };
   try {
     const write = async (batch: MetricSeriesInput[]) => {
@@ -101,10 +106,25 @@ test('select matches the memory backend over head, segments and compacted segmen
     await check('compacted');
     await write(hour(6, 0, 60)); // more new series after the ranks were built
     await check('new series');
+    if (metricsCacheBytes === 0) assert.is(emb.metrics.residentBytes(), 0, 'no segment held in memory');
+    if (metricsCacheBytes === undefined) assert.ok(emb.metrics.residentBytes() > 0, 'segments held in memory');
+    await emb.close();
+    emb = open();
+    // After a restart the cache fills in the background; reads are the same before and after.
+    await check('restarted');
+    for (let i = 0; i < 100 && metricsCacheBytes !== 0 && emb.metrics.residentBytes() === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    if (metricsCacheBytes !== 0) assert.ok(emb.metrics.residentBytes() > 0, 'cache filled after restart');
+    if (metricsCacheBytes !== undefined) assert.ok(emb.metrics.residentBytes() <= metricsCacheBytes, 'cache within its budget');
+    if (metricsCacheBytes === 60_000) assert.ok(emb.metrics.residentBytes() < emb.metrics.stats().segmentBytes / 2, 'only some segments held');
+    await check('restarted, cache filled');
   } finally {
     await emb.close();
     rmSync(dir, { recursive: true, force: true });
   }
-});
+}
+
+test('select matches the memory backend over head, segments and compacted segments', () => selectMatchesMemory(undefined));
+test('... with the segment cache off (every chunk read from the files)', () => selectMatchesMemory(0));
+test('... with a segment cache smaller than the segments', () => selectMatchesMemory(60_000));
 
 test.run();
