@@ -56,6 +56,12 @@ export interface ReceiverRoute {
   /** A Content-Encoding that must be present (remote write requires snappy). */
   requiredEncoding?: 'snappy';
   /**
+   * The decoder reads `req.body` only until `decode` returns (or its promise settles) and keeps
+   * no view of it in what it returns: the kernel may then reuse that memory for the next
+   * request's decompressed body.
+   */
+  transientBody?: boolean;
+  /**
    * Turns the request into normalized records. Throw a LookoutError (400) for malformed input;
    * nothing is written then.
    */

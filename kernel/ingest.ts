@@ -7,13 +7,15 @@ import type { LookoutConfig } from './config.js';
 import { LookoutError, badRequest, toLookoutError } from './errors.js';
 import type { IngestDecoded, IngestRequest, ReceiverDefinition, ReceiverRoute } from './extension-points.js';
 import { HttpResponse, type HttpRoutes, type RequestContext } from './http/routes.js';
-import { contentEncodings } from './http/body.js';
+import { contentEncodings, decodeBody } from './http/body.js';
 import type { Logger } from './logger.js';
 import type { MetricsRegistry } from './metrics-registry.js';
 import { batchRecordCount, columnsSampleCount, columnsToSeries, type IngestBatch } from './models.js';
 import type { StorageBackend } from './storage.js';
 
 export const INGEST_BASE = '/ingester';
+
+const NO_HEADERS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 
 /** Token bucket over requests per second. */
 class RateLimiter {
@@ -35,8 +37,40 @@ class RateLimiter {
 
 export type BatchListener = (batch: IngestBatch) => void;
 
+const SCRATCH_MIN = 64 * 1024;
+const SCRATCH_MAX = 8 * 1024 * 1024;
+const SCRATCH_KEEP = 4;
+
+/**
+ * Decompression buffers for routes with `transientBody` (remote write): a 240 KB snappy body per
+ * request would otherwise be a fresh external allocation each time, freed by the GC later.
+ * Buffers are lent for one decode and come back after it; bodies above SCRATCH_MAX get their
+ * own memory.
+ */
+class ScratchPool {
+  private readonly free: Buffer[] = [];
+  take(length: number): Buffer {
+    if (length > SCRATCH_MAX) return Buffer.allocUnsafeSlow(length);
+    for (let i = this.free.length - 1; i >= 0; i--) {
+      const b = this.free[i]!;
+      if (b.length >= length) {
+        this.free[i] = this.free[this.free.length - 1]!;
+        this.free.pop();
+        return b;
+      }
+    }
+    let size = SCRATCH_MIN;
+    while (size < length) size *= 2;
+    return Buffer.allocUnsafeSlow(size);
+  }
+  give(b: Buffer): void {
+    if (b.length <= SCRATCH_MAX && this.free.length < SCRATCH_KEEP) this.free.push(b);
+  }
+}
+
 export class IngestPipeline {
   private inflight = 0;
+  private readonly scratch = new ScratchPool();
   private readonly rate: RateLimiter;
   private readonly listeners: BatchListener[] = [];
   private readonly ingested;
@@ -75,7 +109,8 @@ export class IngestPipeline {
     if (batch.logs?.length) tasks.push(st.logs.append(batch.logs));
     if (batch.spans?.length) tasks.push(st.traces.append(batch.spans));
     if (batch.events?.length) tasks.push(st.events.append(batch.events));
-    await Promise.all(tasks);
+    if (tasks.length === 1) await tasks[0];
+    else if (tasks.length > 1) await Promise.all(tasks);
     for (const l of this.listeners) {
       try {
         l(batch);
@@ -145,28 +180,44 @@ export class IngestPipeline {
           `unsupported content type "${contentType || '(none)'}"; expected ${route.contentTypes.filter((t) => t !== '').join(' or ')}`,
         );
       }
-      const body = await ctx.body();
-      const req: IngestRequest = {
-        body,
-        contentType,
-        contentTypeHeader,
-        headers: ctx.headers,
-        query: ctx.query,
-        path: ctx.path,
-        principal: ctx.principal,
-      };
+      let lent: Buffer | undefined;
       let decoded: IngestDecoded;
       try {
-        decoded = await route.decode(req);
-      } catch (e) {
-        if (e instanceof LookoutError) throw e;
-        throw badRequest(`malformed payload: ${(e as Error).message}`);
+        const body = route.transientBody
+          ? await decodeBody(await ctx.rawBody(), ctx.headers['content-encoding'] as string | undefined, ctx.bodyLimit, (length) =>
+              (lent = this.scratch.take(length)),
+            )
+          : await ctx.body();
+        const req: IngestRequest = {
+          body,
+          contentType,
+          contentTypeHeader,
+          headers: ctx.headers,
+          // Parsed only when a receiver asks (most never do).
+          get query() {
+            return ctx.query;
+          },
+          get path() {
+            return ctx.path;
+          },
+          principal: ctx.principal,
+        };
+        try {
+          const d = route.decode(req);
+          decoded = d instanceof Promise ? await d : d;
+        } catch (e) {
+          if (e instanceof LookoutError) throw e;
+          throw badRequest(`malformed payload: ${(e as Error).message}`);
+        }
+      } finally {
+        // The decoder is done with the body (transientBody): its memory serves the next request.
+        if (lent !== undefined) this.scratch.give(lent);
       }
       await this.write(decoded.batch);
       this.countIngested(receiver.name, decoded.batch);
       const r = decoded.respond?.() ?? {};
-      const headers: Record<string, string> = { ...(r.headers ?? {}) };
-      if (r.contentType) headers['content-type'] = r.contentType;
+      let headers: Record<string, string> = r.headers ?? NO_HEADERS;
+      if (r.contentType) headers = { ...headers, 'content-type': r.contentType };
       return new HttpResponse(r.status ?? 200, r.body ?? null, headers);
     } catch (e) {
       const err = toLookoutError(e);

@@ -16,25 +16,69 @@ const inflateRaw = promisify(zlib.inflateRaw) as (b: Buffer, o: zlib.ZlibOptions
 export type ContentEncoding = 'identity' | 'gzip' | 'deflate' | 'zstd' | 'snappy';
 export const SUPPORTED_ENCODINGS: readonly ContentEncoding[] = ['identity', 'gzip', 'deflate', 'zstd', 'snappy'];
 
-/** Reads the raw (still encoded) body, refusing more than `limit` bytes. */
-export async function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) {
+/**
+ * Reads the raw (still encoded) body, refusing more than `limit` bytes. With a Content-Length the
+ * body is copied into one buffer of that size as it arrives (a body that comes in one chunk is
+ * that chunk); without one, the chunks are joined at the end. Event listeners rather than an
+ * async iterator: no promise per chunk.
+ */
+export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  const declaredHeader = req.headers['content-length'];
+  const declared = declaredHeader === undefined ? -1 : Number(declaredHeader);
+  if (declared > limit) {
     req.resume();
-    throw tooLarge(`request body of ${declared} bytes exceeds the limit of ${limit} bytes`);
+    return Promise.reject(tooLarge(`request body of ${declaredHeader} bytes exceeds the limit of ${limit} bytes`));
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const b = chunk as Buffer;
-    size += b.length;
-    if (size > limit) {
-      req.resume();
-      throw tooLarge(`request body exceeds the limit of ${limit} bytes`);
-    }
-    chunks.push(b);
-  }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  return new Promise<Buffer>((resolve, reject) => {
+    let first: Buffer | undefined;
+    let chunks: Buffer[] | undefined;
+    // Filled in place when the length is declared (Node's parser never delivers more than it).
+    let into: Buffer | undefined;
+    let size = 0;
+    const done = (err: Error | undefined, body?: Buffer) => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+      if (err) reject(err);
+      else resolve(body!);
+    };
+    const onData = (b: Buffer) => {
+      const at = size;
+      size += b.length;
+      if (size > limit) {
+        req.resume();
+        done(tooLarge(`request body exceeds the limit of ${limit} bytes`));
+        return;
+      }
+      if (first === undefined) {
+        first = b;
+        return;
+      }
+      if (declared >= size) {
+        if (into === undefined) {
+          into = Buffer.allocUnsafe(declared);
+          first.copy(into, 0);
+        }
+        b.copy(into, at);
+        return;
+      }
+      (chunks ??= [first]).push(b);
+    };
+    const onEnd = () => {
+      if (first === undefined) done(undefined, Buffer.alloc(0));
+      else if (into !== undefined) done(undefined, size === into.length ? into : into.subarray(0, size));
+      else if (chunks === undefined) done(undefined, first);
+      else done(undefined, Buffer.concat(chunks, size));
+    };
+    const onError = (e: Error) => done(e);
+    // A request destroyed before its end (the client went away) rejects, as the iterator did.
+    const onClose = () => done(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }
 
 function parseEncodings(header: string | undefined): ContentEncoding[] {
@@ -54,7 +98,10 @@ function isTooLarge(e: unknown): boolean {
   return (e as { code?: string })?.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError;
 }
 
-async function decodeOne(buf: Buffer, enc: ContentEncoding, limit: number): Promise<Buffer> {
+/** Where a snappy body is decompressed: a buffer of at least `length` bytes (see decodeBody). */
+export type BodyAllocator = (length: number) => Buffer;
+
+async function decodeOne(buf: Buffer, enc: ContentEncoding, limit: number, alloc?: BodyAllocator): Promise<Buffer> {
   const tooBig = () => tooLarge(`decompressed body exceeds the limit of ${limit} bytes`);
   switch (enc) {
     case 'identity':
@@ -102,7 +149,7 @@ async function decodeOne(buf: Buffer, enc: ContentEncoding, limit: number): Prom
     }
     case 'snappy': {
       try {
-        return snappyUncompress(buf, limit);
+        return snappyUncompress(buf, limit, alloc);
       } catch (e) {
         if (e instanceof LookoutError) throw e;
         throw badRequest(`invalid snappy body: ${(e as Error).message}`);
@@ -147,17 +194,21 @@ function checkZstdFrameHeader(buf: Buffer, limit: number): void {
 }
 
 /** Snappy block format (as Prometheus remote write uses), refusing outputs above `limit`. */
-export function snappyUncompress(buf: Uint8Array, limit: number): Buffer {
+export function snappyUncompress(buf: Uint8Array, limit: number, alloc?: BodyAllocator): Buffer {
   // The preamble's declared length is checked before the output is allocated.
-  return snappyBlock(buf, limit, () => tooLarge(`decompressed body exceeds the limit of ${limit} bytes`));
+  return snappyBlock(buf, limit, () => tooLarge(`decompressed body exceeds the limit of ${limit} bytes`), alloc);
 }
 
 /**
  * Decodes a body according to its Content-Encoding header (applied encodings in order).
  * Unknown encodings are 415; malformed compressed data is 400; over the limit is 413.
+ * `alloc` (optional) provides the memory a snappy body is decompressed into, when snappy is the
+ * only encoding: a caller that is done with the body before the next request can reuse it.
  */
-export async function decodeBody(raw: Buffer, contentEncoding: string | undefined, limit: number): Promise<Buffer> {
+export async function decodeBody(raw: Buffer, contentEncoding: string | undefined, limit: number, alloc?: BodyAllocator): Promise<Buffer> {
   const encs = parseEncodings(contentEncoding);
+  if (encs.length === 0) return raw;
+  if (encs.length === 1) return decodeOne(raw, encs[0]!, limit, alloc);
   let out = raw;
   for (let i = encs.length - 1; i >= 0; i--) out = await decodeOne(out, encs[i]!, limit);
   return out;

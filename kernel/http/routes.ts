@@ -36,6 +36,10 @@ export interface RequestContext {
   readonly signal: AbortSignal;
   /** The body, decoded per Content-Encoding, within the size limits. Cached. */
   body(): Promise<Buffer>;
+  /** The body as received (still Content-Encoded), within the size limit. Cached. */
+  rawBody(): Promise<Buffer>;
+  /** The route's body size limit (bytes, before and after decompression). */
+  readonly bodyLimit: number;
   /** The body parsed as JSON; malformed JSON is a 400 with the parser's message. */
   json<T = unknown>(): Promise<T>;
   /** Form-encoded body parameters merged after query parameters (Prometheus API style). */
@@ -91,13 +95,97 @@ export interface HttpRoutesOptions {
   enrichers: () => readonly PrincipalEnricher[];
 }
 
+/** A request's abort state; its AbortController is only created when a handler asks for the signal. */
+interface RequestState {
+  abort: AbortController | undefined;
+  aborted: boolean;
+}
+
+function abortRequest(st: RequestState): void {
+  st.aborted = true;
+  st.abort?.abort();
+}
+
+const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
+
+/**
+ * The RequestContext handlers get. What most requests never use (the parsed URL, the abort
+ * signal, the body) is built on first use: an ingest request reads the body and headers only.
+ */
+class Context implements RequestContext {
+  readonly method: string;
+  private parsedUrl: URL | undefined;
+  private raw: Promise<Buffer> | undefined;
+  private decoded: Promise<Buffer> | undefined;
+
+  constructor(
+    readonly event: H3Event,
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly params: Readonly<Record<string, string>>,
+    readonly principal: Principal,
+    readonly requestId: string,
+    private readonly state: RequestState,
+    readonly bodyLimit: number,
+  ) {
+    this.method = req.method ?? 'GET';
+  }
+
+  get headers(): IncomingHttpHeaders {
+    return this.req.headers;
+  }
+  get url(): URL {
+    return (this.parsedUrl ??= new URL(this.req.url ?? '/', 'http://localhost'));
+  }
+  get path(): string {
+    return this.url.pathname;
+  }
+  get query(): URLSearchParams {
+    return this.url.searchParams;
+  }
+  get signal(): AbortSignal {
+    const st = this.state;
+    if (st.abort === undefined) {
+      st.abort = new AbortController();
+      if (st.aborted) st.abort.abort();
+    }
+    return st.abort.signal;
+  }
+
+  rawBody(): Promise<Buffer> {
+    return (this.raw ??= readRawBody(this.req, this.bodyLimit));
+  }
+
+  body(): Promise<Buffer> {
+    return (this.decoded ??= this.rawBody().then((raw) => decodeBody(raw, this.req.headers['content-encoding'] as string | undefined, this.bodyLimit)));
+  }
+
+  async json<T = unknown>(): Promise<T> {
+    const b = await this.body();
+    try {
+      return JSON.parse(b.toString('utf8')) as T;
+    } catch (e) {
+      throw badRequest(`unmarshal failure: ${(e as Error).message}`, { details: { malformedBody: true } });
+    }
+  }
+
+  async form(): Promise<URLSearchParams> {
+    const out = new URLSearchParams(this.url.searchParams);
+    const ct = String(this.req.headers['content-type'] ?? '');
+    if (this.method === 'POST' && ct.startsWith('application/x-www-form-urlencoded')) {
+      for (const [k, v] of new URLSearchParams((await this.body()).toString('utf8'))) out.append(k, v);
+    }
+    return out;
+  }
+}
+
 const ANONYMOUS: Principal = Object.freeze({ kind: 'anonymous', name: 'anonymous', role: 'Viewer', teams: [] }) as Principal;
 
 export class HttpRoutes {
   readonly app: App;
   private readonly router: Router;
   private readonly records: RouteRecord[] = [];
-  private readonly inflight = new Set<AbortController>();
+  private readonly inflight = new Set<RequestState>();
   private readonly requests;
   private readonly durations;
 
@@ -141,7 +229,7 @@ export class HttpRoutes {
 
   /** Aborts every in-flight request's signal (used after the drain timeout). */
   abortAll(): void {
-    for (const c of this.inflight) c.abort();
+    for (const st of this.inflight) abortRequest(st);
   }
 
   /**
@@ -202,62 +290,28 @@ export class HttpRoutes {
     const res = event.node.res;
     const requestId = (req.headers['x-request-id'] as string | undefined)?.slice(0, 128) || randomUUID();
     res.setHeader('x-request-id', requestId);
-    const abort = new AbortController();
-    this.inflight.add(abort);
+    const state: RequestState = { abort: undefined, aborted: false };
+    this.inflight.add(state);
     const onClose = () => {
-      if (!res.writableFinished) abort.abort();
+      if (!res.writableFinished) abortRequest(state);
     };
     res.once('close', onClose);
     let status = 500;
     try {
       const principal = await this.authenticate(def, req.headers);
-      const url = new URL(req.url ?? '/', 'http://localhost');
-      const limit = def.maxBodyBytes ?? this.opts.maxBodyBytes;
-      let bodyPromise: Promise<Buffer> | undefined;
-      const body = () =>
-        (bodyPromise ??= readRawBody(req, limit).then((raw) =>
-          decodeBody(raw, req.headers['content-encoding'] as string | undefined, limit),
-        ));
-      const rawParams = event.context.params ?? {};
-      const params: Record<string, string> = {};
-      for (const [k, v] of Object.entries(rawParams)) {
-        try {
-          params[k] = decodeURIComponent(v);
-        } catch {
-          throw badRequest(`malformed URL encoding in path parameter ${k}`);
+      const rawParams = event.context.params;
+      let params: Record<string, string> = NO_PARAMS;
+      if (rawParams) {
+        for (const k in rawParams) {
+          if (params === NO_PARAMS) params = {};
+          try {
+            params[k] = decodeURIComponent(rawParams[k]!);
+          } catch {
+            throw badRequest(`malformed URL encoding in path parameter ${k}`);
+          }
         }
       }
-      const ctx: RequestContext = {
-        event,
-        req,
-        res,
-        method: req.method ?? 'GET',
-        path: url.pathname,
-        url,
-        query: url.searchParams,
-        params,
-        headers: req.headers,
-        principal,
-        requestId,
-        signal: abort.signal,
-        body,
-        json: async <T>() => {
-          const b = await body();
-          try {
-            return JSON.parse(b.toString('utf8')) as T;
-          } catch (e) {
-            throw badRequest(`unmarshal failure: ${(e as Error).message}`, { details: { malformedBody: true } });
-          }
-        },
-        form: async () => {
-          const out = new URLSearchParams(url.searchParams);
-          const ct = String(req.headers['content-type'] ?? '');
-          if (ctx.method === 'POST' && ct.startsWith('application/x-www-form-urlencoded')) {
-            for (const [k, v] of new URLSearchParams((await body()).toString('utf8'))) out.append(k, v);
-          }
-          return out;
-        },
-      };
+      const ctx = new Context(event, req, res, params, principal, requestId, state, def.maxBodyBytes ?? this.opts.maxBodyBytes);
       const result = await def.handler(ctx);
       if (result === RESPONSE_HANDLED) {
         status = res.statusCode;
@@ -288,7 +342,7 @@ export class HttpRoutes {
       } else if (!res.writableEnded) res.end();
       return undefined;
     } finally {
-      this.inflight.delete(abort);
+      this.inflight.delete(state);
       res.off('close', onClose);
       const secs = (performance.now() - start) / 1000;
       this.requests.inc({ route: routePath, method: req.method ?? '', status: String(status) });

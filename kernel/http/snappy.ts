@@ -26,13 +26,24 @@ const NATIVE_COPY_MIN = 128;
 
 /**
  * Decompresses a snappy block. `maxLength` is checked against the preamble before anything is
- * allocated; `onTooLarge` builds the error thrown then (the caller's 413).
+ * allocated; `onTooLarge` builds the error thrown then (the caller's 413). `alloc`, when given,
+ * provides the output memory (at least `len` bytes; the result is a view of its first `len`).
  */
-export function snappyUncompress(src: Uint8Array, maxLength: number, onTooLarge: (len: number) => Error): Buffer {
+export function snappyUncompress(
+  src: Uint8Array,
+  maxLength: number,
+  onTooLarge: (len: number) => Error,
+  alloc?: (len: number) => Buffer,
+): Buffer {
   const { length: len, headerBytes } = snappyUncompressedLength(src);
   if (len < 0) throw new SnappyError('invalid length preamble');
   if (len > maxLength) throw onTooLarge(len);
-  const out = Buffer.allocUnsafe(len);
+  let out: Buffer;
+  if (alloc === undefined) out = Buffer.allocUnsafe(len);
+  else {
+    const mem = alloc(len);
+    out = mem.length === len ? mem : mem.subarray(0, len);
+  }
   const ov = new DataView(out.buffer, out.byteOffset, out.length);
   const n = src.length;
   let pos = headerBytes;

@@ -73,6 +73,8 @@ function route(path: string, extra?: Labels): ReceiverRoute {
     // Prometheus' own receiver treats a missing Content-Type as 1.0 protobuf; so do we.
     contentTypes: ['application/x-protobuf', ''],
     requiredEncoding: 'snappy',
+    // The decoders copy what they keep (strings, typed arrays): the body's memory can be reused.
+    transientBody: true,
     decode: (req) => decodeRequest(req, cache, extra),
   };
 }

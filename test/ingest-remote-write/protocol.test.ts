@@ -91,6 +91,29 @@ test('RW 1.0 samples, staleness markers and metadata are stored; 204', async () 
   assert.equal(md.get('rw_requests_total')?.[0], { metric: 'rw_requests_total', type: 'counter', help: 'Requests.', unit: '' });
 });
 
+test('concurrent requests of different sizes each store their own samples (decompression buffers are reused)', async () => {
+  const n = 24;
+  const bodies = Array.from({ length: n }, (_, k) => {
+    // Sizes from a few hundred bytes to ~400 KB decompressed, so buffers of several sizes are lent.
+    const series = k % 4 === 0 ? 3000 : 1 + (k % 7) * 40;
+    return encodeV1({
+      timeseries: Array.from({ length: series }, (_, i) => ({
+        labels: [{ name: '__name__', value: 'rw_concurrent' }, { name: 'req', value: String(k) }, { name: 'i', value: String(i) }, { name: 'pad', value: 'p'.repeat(60 + k) }],
+        samples: [{ value: k * 100_000 + i, timestamp: now }],
+      })),
+    });
+  });
+  const statuses = await Promise.all(bodies.map((b) => post('/write', b).then((r) => r.status)));
+  assert.equal(statuses, Array(n).fill(204));
+  const s = await select([eq('__name__', 'rw_concurrent')]);
+  assert.is(s.length, bodies.reduce((a, _, k) => a + (k % 4 === 0 ? 3000 : 1 + (k % 7) * 40), 0));
+  for (const x of s) {
+    const k = Number(x.labels.req);
+    assert.is(x.labels.pad, 'p'.repeat(60 + k));
+    assert.equal([...x.values], [k * 100_000 + Number(x.labels.i)]);
+  }
+});
+
 test('RW 1.0 native histograms: integer deltas become absolute float buckets', async () => {
   const body = encodeV1({
     timeseries: [

@@ -69,6 +69,41 @@ test('compression bombs are 413 and write nothing', async () => {
   assert.is(await logCount(), before);
 });
 
+test('bodies arriving in several pieces, with and without Content-Length, are read whole', async () => {
+  const { request } = await import('node:http');
+  const body = Buffer.from(JSON.stringify({ msg: 'y'.repeat(300_000) }));
+  const url = new URL(srv.url + '/ingester/probe/svc');
+  for (const declared of [true, false]) {
+    const out = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: url.pathname,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...(declared ? { 'content-length': body.length } : {}) },
+        },
+        (res) => {
+          let text = '';
+          res.on('data', (d) => (text += d));
+          res.on('end', () => resolve({ status: res.statusCode!, text }));
+        },
+      );
+      req.on('error', reject);
+      // Pieces with pauses, so the server sees several chunks.
+      let at = 0;
+      const next = () => {
+        if (at >= body.length) return void req.end();
+        req.write(body.subarray(at, (at += 70_001)));
+        setTimeout(next, 5);
+      };
+      next();
+    });
+    assert.is(out.status, 200, `declared=${declared}`);
+    assert.equal(JSON.parse(out.text), { bytes: body.length, principal: 'ingest' });
+  }
+});
+
 test('a body over the limit is 413 (declared or streamed)', async () => {
   const res = await send(Buffer.alloc(LIMIT + 10, 0x20));
   assert.is(res.status, 413);
