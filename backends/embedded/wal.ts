@@ -7,7 +7,7 @@
  * a process kill) and a timer fdatasyncs at most `fsyncIntervalMs` later (bounding what a power
  * loss can take). On open, a torn or corrupt tail is truncated at the last good record.
  */
-import { closeSync, fdatasync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, write } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, ftruncateSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, write, writev } from 'node:fs';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import type { Logger } from '../../kernel/logger.js';
@@ -28,7 +28,8 @@ const fileName = (n: number) => String(n).padStart(8, '0') + '.wal';
 
 interface Pending {
   kind: 'data';
-  buf: Uint8Array;
+  /** The payload, or its parts in order (one record, written without joining them). */
+  buf: Uint8Array | readonly Uint8Array[];
   resolve: () => void;
   reject: (e: Error) => void;
 }
@@ -151,8 +152,12 @@ export class Wal {
     this.fd = openSync(join(this.opts.dir, fileName(n)), 'a');
   }
 
-  /** Queues a record; resolves when it is written (and fsynced when the policy is `always`). */
-  append(payload: Uint8Array): Promise<void> {
+  /**
+   * Queues a record; resolves when it is written (and fsynced when the policy is `always`). The
+   * payload may be given as parts (written back to back as one record, never joined in memory);
+   * its bytes must not change until the promise settles.
+   */
+  append(payload: Uint8Array | readonly Uint8Array[]): Promise<void> {
     if (this.closed) return Promise.reject(new Error('storage is closed'));
     return new Promise<void>((resolve, reject) => {
       this.queue.push({ kind: 'data', buf: payload, resolve, reject });
@@ -206,23 +211,36 @@ export class Wal {
         head.resolve();
         continue;
       }
-      const batch: Pending[] = [];
+      let n = 0;
       let size = 0;
-      while (this.queue.length > 0 && this.queue[0]!.kind === 'data' && size < 64 << 20) {
-        const p = this.queue.shift() as Pending;
-        batch.push(p);
-        size += HEADER + p.buf.length;
+      while (n < this.queue.length && this.queue[n]!.kind === 'data' && size < 64 << 20) {
+        size += HEADER + payloadLength((this.queue[n] as Pending).buf);
+        n++;
       }
-      const out = Buffer.allocUnsafe(size);
-      let pos = 0;
-      for (const p of batch) {
-        out.writeUInt32LE(p.buf.length, pos);
-        out.writeUInt32LE(crc32(p.buf), pos + 4);
-        out.set(p.buf, pos + HEADER);
-        pos += HEADER + p.buf.length;
+      const batch = this.queue.splice(0, n) as Pending[];
+      // One header buffer for the batch; payloads are written from where they are (writev), not
+      // copied into one buffer first.
+      const headers = Buffer.allocUnsafe(HEADER * batch.length);
+      const iov: Uint8Array[] = [];
+      for (let i = 0; i < batch.length; i++) {
+        const b = batch[i]!.buf;
+        const h = i * HEADER;
+        headers.writeUInt32LE(payloadLength(b), h);
+        iov.push(headers.subarray(h, h + HEADER));
+        if (b instanceof Uint8Array) {
+          headers.writeUInt32LE(crc32(b), h + 4);
+          iov.push(b);
+        } else {
+          let sum = 0;
+          for (const part of b) {
+            sum = crc32(part, sum);
+            iov.push(part);
+          }
+          headers.writeUInt32LE(sum, h + 4);
+        }
       }
       try {
-        await writeAll(this.fd, out);
+        await writeAllv(this.fd, iov, size);
         this.bytes += size;
         this.dirty = true;
         if (this.opts.fsync === 'always') await this.sync();
@@ -265,6 +283,26 @@ export class Wal {
     if (this.fd >= 0) closeSync(this.fd);
     this.fd = -1;
   }
+}
+
+function payloadLength(b: Uint8Array | readonly Uint8Array[]): number {
+  if (b instanceof Uint8Array) return b.length;
+  let n = 0;
+  for (const part of b) n += part.length;
+  return n;
+}
+
+/** Writes the buffers back to back; a short write continues with what is left. */
+function writeAllv(fd: number, iov: Uint8Array[], total: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    writev(fd, iov, null, (err, n) => {
+      if (err) return reject(err);
+      if (n >= total) return resolve();
+      // Rare: join what was not written and finish with plain writes.
+      const rest = Buffer.concat(iov, total).subarray(n);
+      writeAll(fd, rest).then(resolve, reject);
+    });
+  });
 }
 
 function writeAll(fd: number, buf: Buffer): Promise<void> {
