@@ -360,6 +360,7 @@ async function main(): Promise<void> {
     row(`remote write → Lookout (${lk.backend})`, `${Math.round(lookoutRate).toLocaleString('en')} samples/s  (${r.records} samples, ${r.requests} requests, ${JSON.stringify(r.statuses)})`);
     const cpuNsPerSample = ((cpu.user + cpu.system) * 1000) / Math.max(1, r.records);
     row('  Lookout process CPU per sample', `${Math.round(cpuNsPerSample)} ns (all threads; load average ${(await import('node:os')).loadavg()[0]!.toFixed(1)})`);
+    row('    of which user / system', `${Math.round((cpu.user * 1000) / Math.max(1, r.records))} / ${Math.round((cpu.system * 1000) / Math.max(1, r.records))} ns`);
     figures.rwLookoutCpuNsPerSample = Math.round(cpuNsPerSample);
     figures.rwLookoutSamplesPerSec = Math.round(lookoutRate);
     figures.rwLookoutStatuses = r.statuses;
@@ -399,11 +400,13 @@ async function main(): Promise<void> {
     let n = 0;
     let t0 = 0;
     let cpu0 = process.cpuUsage();
+    let firstRound = cpu0;
     const inflight: Promise<void>[] = [];
     for (let i = 0; i < bodies.length; i++) {
       if (i === perRound) {
         await Promise.all(inflight.splice(0));
         t0 = performance.now();
+        firstRound = process.cpuUsage(cpu0);
         cpu0 = process.cpuUsage();
       }
       const d = decodeWriteRequestV1Columns(snappyUncompress(bodies[i]!, 1 << 30, tooLarge), undefined, cache)!;
@@ -418,7 +421,11 @@ async function main(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
     const rate = n / (wall / 1000);
     const ns = ((cpu.user + cpu.system) * 1000) / n;
+    row('  of which user / system', `${Math.round((cpu.user * 1000) / n)} / ${Math.round((cpu.system * 1000) / n)} ns`);
     row('ceiling: remote write snappy+decode+append', `${Math.round(rate).toLocaleString('en')} samples/s, ${Math.round(ns)} ns CPU per sample (in process, no HTTP)`);
+    const firstNs = ((firstRound.user + firstRound.system) * 1000) / 40_000;
+    row('  first round (40,000 new series)', `${Math.round(firstNs)} ns CPU per sample; over all rounds ${Math.round(((cpu.user + cpu.system + firstRound.user + firstRound.system) * 1000) / (n + 40_000))} ns`);
+    figures.ceilingRwFirstRoundCpuNsPerSample = Math.round(firstNs);
     figures.ceilingRwSamplesPerSec = Math.round(rate);
     figures.ceilingRwCpuNsPerSample = Math.round(ns);
   }
@@ -436,10 +443,13 @@ async function main(): Promise<void> {
     await new Promise<void>((r) => nullServer.listen(0, '127.0.0.1', () => r()));
     const port = (nullServer.address() as { port: number }).port;
     const samples = Number(arg('rw-samples', '4000000'));
+    const cpu0 = process.cpuUsage();
     const r = await generate({ kind: 'rw', url: `http://127.0.0.1:${port}/`, headers: RW_HEADERS, concurrency, samples });
+    const cpu = process.cpuUsage(cpu0);
     nullServer.close();
     const rate = r.records / (r.elapsedMs / 1000);
     row('generator alone (drain-only server)', `${Math.round(rate).toLocaleString('en')} samples/s`);
+    row('  drain-only server CPU per sample', `${Math.round(((cpu.user + cpu.system) * 1000) / Math.max(1, r.records))} ns (user ${Math.round((cpu.user * 1000) / Math.max(1, r.records))})`);
     figures.generatorSamplesPerSec = Math.round(rate);
   }
 
