@@ -117,17 +117,28 @@ export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels
     const end = r.delimited();
     // Senders put all labels first: find that run and look its bytes up.
     const labelsStart = r.pos;
-    while (r.pos < end && buf[r.pos] === 10) {
-      r.pos++;
-      r.pos = r.delimited();
-    }
-    const labelsEnd = r.pos;
-    if (labelsEnd > end) throw new WireError('time series overruns its message');
-    if (labelsEnd === labelsStart) return undefined; // labels after samples, or none: general path
     const guess = prev === null ? null : prev.next;
     let handle: LabelSetEntry;
-    if (guess !== null && cache.matches(guess, view, labelsStart, labelsEnd)) handle = guess;
-    else {
+    let labelsEnd: number;
+    // The usual case: the series that followed the previous one last time. Its cached bytes are
+    // a complete run of label fields, so when they are found here and no label field follows,
+    // scanning the run would end exactly there: the scan is skipped.
+    if (
+      guess !== null &&
+      guess.len > 0 &&
+      (labelsEnd = labelsStart + guess.len) <= end &&
+      (labelsEnd === end || buf[labelsEnd] !== 10) &&
+      cache.matches(guess, view, labelsStart, labelsEnd)
+    ) {
+      handle = guess;
+    } else {
+      while (r.pos < end && buf[r.pos] === 10) {
+        r.pos++;
+        r.pos = r.delimited();
+      }
+      labelsEnd = r.pos;
+      if (labelsEnd > end) throw new WireError('time series overruns its message');
+      if (labelsEnd === labelsStart) return undefined; // labels after samples, or none: general path
       const hash = LabelSetCache.hash(view, labelsStart, labelsEnd);
       handle = cache.get(hash, view, labelsStart, labelsEnd) ?? decodeLabelRun(r, buf, labelsStart, labelsEnd, hash, cache, extraLabels);
       if (prev !== null) prev.next = handle;

@@ -116,6 +116,20 @@ test('label sets that differ by one byte or only in label order are distinct ser
   }
 });
 
+test('a label run that starts with the expected series\' bytes but goes on is another series', () => {
+  const cache = new LabelSetCache();
+  const a = rawSeries([['__name__', 'a']], [[T0, 1]]);
+  const b = rawSeries([['__name__', 'b']], [[T0, 2]]);
+  // Same first label bytes as b, one more label after them; and b without samples.
+  const bMore = rawSeries([['__name__', 'b'], ['x', 'y']], [[T0, 3]]);
+  const bEmpty = rawSeries([['__name__', 'b']], []);
+  const names = (body: Buffer) => decodeWriteRequestV1Columns(body, undefined, cache)!.columns.series.map((h) => ({ ...h.labels }));
+  assert.equal(names(Buffer.concat([a, b])), [{ __name__: 'a' }, { __name__: 'b' }]);
+  assert.equal(names(Buffer.concat([a, bMore])), [{ __name__: 'a' }, { __name__: 'b', x: 'y' }]);
+  assert.equal(names(Buffer.concat([a, b])), [{ __name__: 'a' }, { __name__: 'b' }]);
+  assert.equal(names(Buffer.concat([a, bEmpty, b])), [{ __name__: 'a' }, { __name__: 'b' }], 'a series without samples stores nothing');
+});
+
 test('hash collisions are caught by the byte comparison', () => {
   const realHash = LabelSetCache.hash;
   LabelSetCache.hash = () => 42; // every label set collides
