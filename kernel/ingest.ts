@@ -44,27 +44,37 @@ const SCRATCH_KEEP = 4;
 /**
  * Decompression buffers for routes with `transientBody` (remote write): a 240 KB snappy body per
  * request would otherwise be a fresh external allocation each time, freed by the GC later.
- * Buffers are lent for one decode and come back after it; bodies above SCRATCH_MAX get their
- * own memory.
+ * Memory is lent for one decode ({@link alloc}, one function for all requests) and comes back
+ * with {@link release}; bodies above SCRATCH_MAX get their own memory.
  */
 class ScratchPool {
-  private readonly free: Buffer[] = [];
-  take(length: number): Buffer {
+  private readonly free: ArrayBuffer[] = [];
+  /** Weak: memory lent to a request that failed before handing it back is simply collected. */
+  private readonly lent = new WeakSet<ArrayBuffer>();
+  readonly alloc = (length: number): Buffer => {
     if (length > SCRATCH_MAX) return Buffer.allocUnsafeSlow(length);
+    let ab: ArrayBuffer | undefined;
     for (let i = this.free.length - 1; i >= 0; i--) {
-      const b = this.free[i]!;
-      if (b.length >= length) {
+      if (this.free[i]!.byteLength >= length) {
+        ab = this.free[i]!;
         this.free[i] = this.free[this.free.length - 1]!;
         this.free.pop();
-        return b;
+        break;
       }
     }
-    let size = SCRATCH_MIN;
-    while (size < length) size *= 2;
-    return Buffer.allocUnsafeSlow(size);
-  }
-  give(b: Buffer): void {
-    if (b.length <= SCRATCH_MAX && this.free.length < SCRATCH_KEEP) this.free.push(b);
+    if (ab === undefined) {
+      let size = SCRATCH_MIN;
+      while (size < length) size *= 2;
+      ab = new ArrayBuffer(size);
+    }
+    this.lent.add(ab);
+    return Buffer.from(ab, 0, ab.byteLength);
+  };
+  /** Takes back the memory under `body` if it was lent here (else does nothing). */
+  release(body: Buffer): void {
+    const ab = body.buffer as ArrayBuffer;
+    if (!this.lent.delete(ab)) return;
+    if (this.free.length < SCRATCH_KEEP) this.free.push(ab);
   }
 }
 
@@ -184,9 +194,7 @@ export class IngestPipeline {
       let decoded: IngestDecoded;
       try {
         const body = route.transientBody
-          ? await decodeBody(await ctx.rawBody(), ctx.headers['content-encoding'] as string | undefined, ctx.bodyLimit, (length) =>
-              (lent = this.scratch.take(length)),
-            )
+          ? (lent = await decodeBody(await ctx.rawBody(), ctx.headers['content-encoding'] as string | undefined, ctx.bodyLimit, this.scratch.alloc))
           : await ctx.body();
         const req: IngestRequest = {
           body,
@@ -211,7 +219,7 @@ export class IngestPipeline {
         }
       } finally {
         // The decoder is done with the body (transientBody): its memory serves the next request.
-        if (lent !== undefined) this.scratch.give(lent);
+        if (lent !== undefined) this.scratch.release(lent);
       }
       await this.write(decoded.batch);
       this.countIngested(receiver.name, decoded.batch);

@@ -44,6 +44,15 @@ export function snappyUncompress(
     const mem = alloc(len);
     out = mem.length === len ? mem : mem.subarray(0, len);
   }
+  // The check after the loop stays out of the loop's function: a call that enters the loop's
+  // optimized (on-stack-replacement) code would otherwise reach a comparison compiled without
+  // type feedback and deoptimise at the end of every request.
+  if (decodeBlock(src, headerBytes, out, len) !== len) throw new SnappyError('output shorter than the declared length');
+  return out;
+}
+
+/** Decodes the elements of a block into out[0, len); returns the number of bytes written. */
+function decodeBlock(src: Uint8Array, headerBytes: number, out: Buffer, len: number): number {
   const ov = new DataView(out.buffer, out.byteOffset, out.length);
   const n = src.length;
   let pos = headerBytes;
@@ -122,6 +131,5 @@ export function snappyUncompress(
     } else for (let i = 0; i < l; i++) out[op + i] = out[from + i]!; // may overlap: byte order matters
     op += l;
   }
-  if (op !== len) throw new SnappyError('output shorter than the declared length');
-  return out;
+  return op;
 }
