@@ -98,9 +98,26 @@ function decodeLabelRun(
 
 export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels | undefined, cache: LabelSetCache): DecodedColumns | undefined {
   const r = new Reader(buf);
-  const view = LabelSetCache.view(buf);
   const cols = new ColumnsBuilder(countTopLevelSeries(buf));
   const metadata: MetricMetadata[] = [];
+  // The checks after the loop stay out of the loop's function: a call entering the loop's
+  // optimized (on-stack-replacement) code would otherwise reach them compiled without type
+  // feedback and deoptimise at the end of the request.
+  if (!decodeFields(r, buf, cols, metadata, extraLabels, cache)) return undefined;
+  if (r.pos !== r.end) throw new WireError('truncated message');
+  return { columns: cols.finish(), metadata, samples: cols.n };
+}
+
+/** The WriteRequest's fields into `cols` and `metadata`; false: the general decoder must take it. */
+function decodeFields(
+  r: Reader,
+  buf: Uint8Array,
+  cols: ColumnsBuilder,
+  metadata: MetricMetadata[],
+  extraLabels: Labels | undefined,
+  cache: LabelSetCache,
+): boolean {
+  const view = LabelSetCache.view(buf);
   let prev: LabelSetEntry | null = null;
   while (r.pos < r.end) {
     const tag = r.varint();
@@ -138,7 +155,7 @@ export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels
       }
       labelsEnd = r.pos;
       if (labelsEnd > end) throw new WireError('time series overruns its message');
-      if (labelsEnd === labelsStart) return undefined; // labels after samples, or none: general path
+      if (labelsEnd === labelsStart) return false; // labels after samples, or none: general path
       const hash = LabelSetCache.hash(view, labelsStart, labelsEnd);
       handle = cache.get(hash, view, labelsStart, labelsEnd) ?? decodeLabelRun(r, buf, labelsStart, labelsEnd, hash, cache, extraLabels);
       if (prev !== null) prev.next = handle;
@@ -187,7 +204,7 @@ export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels
       } else if (t2 === 26) {
         r.skip(2); // exemplar
       } else if (t2 === 34 || t2 === 10) {
-        return undefined; // a native histogram, or a label after samples: general path
+        return false; // a native histogram, or a label after samples: general path
       } else r.skipField(t2, 0b11110);
       p = r.pos;
     }
@@ -195,8 +212,7 @@ export function decodeWriteRequestV1Columns(buf: Uint8Array, extraLabels: Labels
     r.pos = end;
     cols.endSeries(handle, from);
   }
-  if (r.pos !== r.end) throw new WireError('truncated message');
-  return { columns: cols.finish(), metadata, samples: cols.n };
+  return true;
 }
 
 /**
