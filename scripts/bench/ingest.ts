@@ -12,7 +12,10 @@
  *                 sensitive to machine load than the end-to-end figures; not in the default set)
  * Load comes from a separate process (this file with --generator) that pre-encodes every payload
  * before the clock starts. Options: --sections a,b  --backend NAME  --rw-samples N  --seconds N
- * --concurrency N  --overload-seconds N (default 60)  --no-prometheus.
+ * --concurrency N  --overload-seconds N (default 60)  --no-prometheus  --rw-warmup N (remote write:
+ * send N samples of other series first, unmeasured, so the figure excludes JIT compilation).
+ * Remote write requests carry 2,000 series with one sample each: Prometheus' default
+ * queue_config (max_samples_per_send 2000) for series scraped once per interval.
  * Prints a table and a final JSON line.
  */
 import { fork, spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -39,6 +42,8 @@ interface GenJob {
   loopSeconds?: number;
   /** rw: only one round of timestamps, re-sent in a loop (overload). */
   oneRound?: boolean;
+  /** rw: value of the `job` label (another value: another set of series). */
+  rwJob?: string;
 }
 interface GenResult {
   records: number;
@@ -67,14 +72,14 @@ function labelBytes(name: string, value: string): Buffer {
 const SERIES_PER_REQUEST = 2000;
 
 /** Remote write payloads: `series` series, `rounds` samples each; round-major order. */
-function rwPayloads(series: number, rounds: number): { bodies: Buffer[]; perBody: number[] } {
+function rwPayloads(series: number, rounds: number, job = 'bench'): { bodies: Buffer[]; perBody: number[] } {
   const labels: Buffer[] = [];
   for (let i = 0; i < series; i++) {
     labels.push(
       Buffer.concat([
         labelBytes('__name__', `bench_metric_${i % 100}`),
         labelBytes('instance', `host-${i % 500}:9100`),
-        labelBytes('job', 'bench'),
+        labelBytes('job', job),
         labelBytes('region', `r${i % 5}`),
         labelBytes('series', String(i)),
       ]),
@@ -175,7 +180,7 @@ async function runGenerator(job: GenJob): Promise<GenResult> {
   const prepStart = performance.now();
   const { bodies, perBody } =
     job.kind === 'rw'
-      ? rwPayloads(job.oneRound ? 20_000 : 40_000, job.oneRound ? 1 : Math.max(1, Math.round((job.samples ?? 4_000_000) / 40_000)))
+      ? rwPayloads(job.oneRound ? 20_000 : 40_000, job.oneRound ? 1 : Math.max(1, Math.round((job.samples ?? 4_000_000) / 40_000)), job.rwJob)
       : job.kind === 'shipper'
         ? shipperPayloads()
         : await otlpLogPayloads();
@@ -351,6 +356,13 @@ async function main(): Promise<void> {
   if (sections.includes('remote-write')) {
     const samples = Number(arg('rw-samples', '4000000'));
     const lk = await startLookoutFor({});
+    const warmup = Number(arg('rw-warmup', '0'));
+    if (warmup > 0) {
+      // A first load on other series (job="bench-warmup"), unmeasured: what follows is a server
+      // whose code is already compiled, still creating the measured run's 40,000 series.
+      const w = await generate({ kind: 'rw', url: lk.url + '/ingester/write', headers: RW_HEADERS, concurrency, samples: warmup, rwJob: 'bench-warmup' });
+      row('  warm-up (unmeasured)', `${w.records} samples, ${JSON.stringify(w.statuses)}`);
+    }
     // Server CPU over the generator's whole run (payload preparation included, when the server idles).
     const cpu0 = process.cpuUsage();
     const r = await generate({ kind: 'rw', url: lk.url + '/ingester/write', headers: RW_HEADERS, concurrency, samples });
