@@ -150,11 +150,16 @@ function toWords(buf: Uint8Array, from: number, to: number): Uint32Array {
   return w;
 }
 
-/** The 32 bits starting at bit `pos` (past the end: zeros). */
+/**
+ * The 32 bits starting at bit `pos` (past the end: zeros), as a signed int32: every int32 is a
+ * small integer to V8, while a uint32 above 2^31 returned from a call that is not inlined is a
+ * heap number (an allocation per call). Callers only store these bits in 32-bit arrays or
+ * shift and mask them, which reads the same bits either way.
+ */
 function window32(w: Uint32Array, pos: number): number {
   const k = pos >>> 5;
   const o = pos & 31;
-  return o === 0 ? w[k]! : ((w[k]! << o) | (w[k + 1]! >>> (32 - o))) >>> 0;
+  return o === 0 ? w[k]! | 0 : (w[k]! << o) | (w[k + 1]! >>> (32 - o));
 }
 
 /** The bit at `pos`. */
@@ -162,7 +167,7 @@ function bitAt(w: Uint32Array, pos: number): number {
   return (w[pos >>> 5]! >>> (31 - (pos & 31))) & 1;
 }
 
-/** The `n` (1..32) bits at `pos`, as an unsigned number. */
+/** The `n` (1..32) bits at `pos`: unsigned for n < 32, the int32 of the bits for n = 32. */
 function bitsAt(w: Uint32Array, pos: number, n: number): number {
   const x = window32(w, pos);
   return n === 32 ? x : x >>> (32 - n);
@@ -255,14 +260,14 @@ export function decodeChunk(
         } else xl = bitsAt(w, pos, sig);
         pos += sig;
         if (trailing >= 32) {
-          xh = (xl << (trailing - 32)) >>> 0;
+          xh = xl << (trailing - 32);
           xl = 0;
         } else if (trailing > 0) {
-          xh = ((xh << trailing) | (xl >>> (32 - trailing))) >>> 0;
-          xl = (xl << trailing) >>> 0;
+          xh = (xh << trailing) | (xl >>> (32 - trailing));
+          xl = xl << trailing;
         }
-        hi = (hi ^ xh) >>> 0;
-        lo = (lo ^ xl) >>> 0;
+        hi ^= xh;
+        lo ^= xl;
       }
     }
     if (t < mint) continue;

@@ -777,7 +777,8 @@ export class EmbeddedMetricStore implements MetricStore {
     const bySeg = new Map<MetricSegment, SegSeries[]>();
     for (const e of batch) {
       for (const r of e.segs) {
-        if (r.s.maxt < mint || r.s.mint > maxt || r.seg.fd < 0) continue;
+        // In memory (not yet written, or cached): readSeries takes the chunks in place.
+        if (r.s.maxt < mint || r.s.mint > maxt || r.seg.fd < 0 || r.seg.resident) continue;
         let l = bySeg.get(r.seg);
         if (!l) bySeg.set(r.seg, (l = []));
         l.push(r.s);
@@ -793,6 +794,24 @@ export class EmbeddedMetricStore implements MetricStore {
   }
 
   private readSeries(e: SeriesEntry, mint: number, maxt: number, pre?: Map<SegSeries, ChunkData[]>): Part {
+    // Most common: one segment holds the window (a compacted day, or one flush) and no head
+    // data or side samples fall in it; no source lists to build.
+    if (!(e.hasHead() && e.headMint <= maxt && e.headMaxt >= mint)) {
+      let only: SegRef | undefined;
+      let n = 0;
+      for (const r of e.segs) {
+        if (r.s.maxt < mint || r.s.mint > maxt) continue;
+        only = r;
+        n++;
+      }
+      if (n === 0) return decodeChunksExact([], mint, maxt);
+      if (n === 1 && !sideHasIn(only!.s.side, mint, maxt)) {
+        const chunks = pre?.get(only!.s) ?? only!.seg.chunksOf(only!.s, mint, maxt);
+        let ordered = true;
+        for (let i = 1; i < chunks.length && ordered; i++) ordered = chunks[i]!.mint > chunks[i - 1]!.maxt;
+        if (ordered) return decodeChunksExact(chunks, mint, maxt);
+      }
+    }
     const sources: ChunkData[][] = [];
     const sides: (Sample[] | null)[] = [];
     for (const r of e.segs) {

@@ -1,7 +1,7 @@
 /**
  * PromQL benchmark: Lookout vs Debian's Prometheus on the same data.
  *
- *   npm run bench -- promql [--series 10000] [--hours 24] [--reps 5] [--backend NAME] [--no-prometheus] [--idle-seconds N]
+ *   npm run bench -- promql [--series 10000] [--hours 24] [--reps 5] [--backend NAME] [--no-prometheus] [--idle-seconds N] [--no-warmup-pass]
  *
  * The same deterministic data (N series × H hours at 15 s) goes into Lookout (straight into its
  * storage, in time order, in a child process running the real server) and into Prometheus
@@ -9,6 +9,9 @@
  * run over HTTP against both; we report the median latency per query, the Lookout/Prometheus
  * ratio, its geometric mean and the peak memory per query (growth of each process' peak RSS,
  * reset through /proc/<pid>/clear_refs before every query). Also: parse time of a 1 KB query.
+ * Before timing, every query runs once against each target (the warm-up pass: Lookout's JIT
+ * compiles the query paths, which the load did not run; the cold latency of that pass is
+ * reported too); each query then gets 2 more warm-up runs before its timed runs.
  * Ends with one JSON line.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -37,10 +40,11 @@ interface Args {
   prometheus: boolean;
   serve?: string;
   end?: number;
+  warmupPass: boolean;
 }
 
 function parseArgs(argv: string[]): Args {
-  const a: Args = { series: 10_000, hours: 24, reps: 5, prometheus: true };
+  const a: Args = { series: 10_000, hours: 24, reps: 5, prometheus: true, warmupPass: true };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i]!;
     const v = () => argv[++i]!;
@@ -52,6 +56,7 @@ function parseArgs(argv: string[]): Args {
     else if (k === '--idle-seconds') a.idleSeconds = Number(v());
     else if (k === '--serve-lookout') a.serve = v();
     else if (k === '--end') a.end = Number(v());
+    else if (k === '--no-warmup-pass') a.warmupPass = false;
     else throw new Error(`unknown argument ${k}`);
   }
   return a;
@@ -407,6 +412,15 @@ async function main(): Promise<void> {
     }[] = [];
     const pad = (s: string, n: number) => (s.length >= n ? s.slice(0, n) : s + ' '.repeat(n - s.length));
     if (args.idleSeconds) await new Promise((r) => setTimeout(r, args.idleSeconds! * 1000));
+    const cold: Record<string, { firstQueryMs: number; passMs: number }> = {};
+    if (args.warmupPass) {
+      for (const t of targets) {
+        const times: number[] = [];
+        for (const q of queries()) times.push(await runOnce(t, q, end));
+        cold[t.name] = { firstQueryMs: +times[0]!.toFixed(1), passMs: +times.reduce((a, b) => a + b, 0).toFixed(0) };
+        console.log(`warm-up pass (each query once, cold): ${t.name} ${cold[t.name]!.passMs} ms in all; its first query ${cold[t.name]!.firstQueryMs} ms`);
+      }
+    }
     console.log(`${pad('query', 38)} ${pad('lookout ms', 11)} ${pad('prom ms', 9)} ${pad('ratio', 6)} ${pad('lk peak MB', 11)} prom peak MB`);
     for (const q of queries()) {
       const l = await measure(targets[0]!, q, end, args.reps);
@@ -440,6 +454,7 @@ async function main(): Promise<void> {
         geomeanRatio: geomean !== undefined ? +geomean.toFixed(3) : undefined,
         worstRatio: worst,
         parse1kbMs: +parse.meanMs.toFixed(4),
+        warmupPass: args.warmupPass ? cold : undefined,
         rows,
       }),
     );
