@@ -50,7 +50,8 @@ export class ChunkEncoder {
   }
 
   append(t: number, v: number): void {
-    this.grow(64 + 64 + 8);
+    // Worst case of one append: a 4 + 64-bit timestamp and a 2 + 5 + 6 + 64-bit value (145 bits).
+    this.grow(4 + 64 + 2 + 5 + 6 + 64);
     f64[0] = v;
     const hi = u32[1]!;
     const lo = u32[0]!;
