@@ -845,6 +845,10 @@ export class EmbeddedMetricStore implements MetricStore {
   }
 
   async *select(matchers: readonly LabelMatcher[], mint: number, maxt: number, hints?: SelectHints): AsyncIterable<StoredSeries> {
+    yield* this.selectSync(matchers, mint, maxt, hints);
+  }
+
+  *selectSync(matchers: readonly LabelMatcher[], mint: number, maxt: number, hints?: SelectHints): Iterable<StoredSeries> {
     const list = this.matching([matchers], mint, maxt, hints?.scope);
     this.sortByLabels(list);
     let pre: Map<SegSeries, ChunkData[]> | undefined;

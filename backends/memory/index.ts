@@ -152,6 +152,15 @@ export class MemoryMetricStore implements MetricStore {
     maxt: number,
     hints?: SelectHints,
   ): AsyncIterable<StoredSeries> {
+    yield* this.selectSync(matchers, mint, maxt, hints);
+  }
+
+  *selectSync(
+    matchers: readonly LabelMatcher[],
+    mint: number,
+    maxt: number,
+    hints?: SelectHints,
+  ): Iterable<StoredSeries> {
     const list = this.matching([matchers], mint, maxt, hints?.scope);
     list.sort((a, b) => (labelsKey(a.labels) < labelsKey(b.labels) ? -1 : 1));
     for (const s of list) {

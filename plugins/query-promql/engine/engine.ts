@@ -5,7 +5,7 @@
 import type { MatcherAlternatives } from '../../../kernel/matchers.js';
 import type { FloatHistogram, Labels } from '../../../kernel/models.js';
 import { isStaleMarker } from '../../../kernel/models.js';
-import type { MetricStore } from '../../../kernel/storage.js';
+import type { MetricStore, StoredSeries } from '../../../kernel/storage.js';
 import type { AtModifier, DurationExpr, Expr, MatrixSelector, SubqueryExpr, VectorSelector } from '../parser/ast.js';
 import { positionOf } from '../parser/errors.js';
 import { exprType, parsePromQL, sourceOf } from '../parser/parser.js';
@@ -325,6 +325,20 @@ export class Evaluator {
     return this.evalVectorSelector(vs, steps, true, true);
   }
 
+  /**
+   * Hands each series of a selection to `fn`: synchronously when the store offers selectSync
+   * (no promise and no event-loop turn per series), else one by one from its select.
+   */
+  async eachSelected(matchers: VectorSelector['matchers'], mint: number, maxt: number, fn: (ss: StoredSeries) => void): Promise<void> {
+    const m = this.ctx.metrics;
+    const hints = { scope: this.ctx.scope, signal: this.ctx.signal };
+    if (m.selectSync) {
+      for (const ss of m.selectSync(matchers, mint, maxt, hints)) fn(ss);
+      return;
+    }
+    for await (const ss of m.select(matchers, mint, maxt, hints)) fn(ss);
+  }
+
   async evalVectorSelector(vs: VectorSelector, steps: Steps, wantTs = false, wantSt = false): Promise<VectorValue> {
     if (vs.smoothed && !wantTs) return evalSmoothedSelector(this, vs, steps);
     const offset = this.durationMs(vs.offset, vs.offsetExpr);
@@ -336,7 +350,7 @@ export class Evaluator {
     const mint = times[0]! - lookback + (vs.statsOnly ? 0 : 1);
     const maxt = times[n - 1]!;
     const out: StepSeries[] = [];
-    for await (const ss of this.ctx.metrics.select(vs.matchers, mint, maxt, { scope: this.ctx.scope, signal: this.ctx.signal })) {
+    await this.eachSelected(vs.matchers, mint, maxt, (ss) => {
       this.check();
       const ts = ss.timestamps;
       const vals = ss.values;
@@ -376,7 +390,7 @@ export class Evaluator {
         this.addSamples(cnt);
         out.push(s);
       }
-    }
+    });
     return { kind: 'vector', series: out };
   }
 
@@ -411,7 +425,7 @@ export class Evaluator {
     const extra = vs.anchored || vs.smoothed ? this.engine.lookback : 0;
     const mint = times[0]! - range + (vs.statsOnly ? 0 : 1) - extra;
     const maxt = times[n - 1]! + (vs.smoothed ? this.engine.lookback : 0);
-    for await (const ss of this.ctx.metrics.select(vs.matchers, mint, maxt, { scope: this.ctx.scope, signal: this.ctx.signal })) {
+    await this.eachSelected(vs.matchers, mint, maxt, (ss) => {
       this.check();
       let ts = ss.timestamps;
       let vals = ss.values;
@@ -444,11 +458,11 @@ export class Evaluator {
         hs = nh;
         sts = nst;
       }
-      if (ts.length === 0) continue;
+      if (ts.length === 0) return;
       if (vs.statsOnly && hs) hs = statsIteratorHints(hs);
       this.addSamples(ts.length);
       each({ labels: ss.labels, ts, vals, hists: hs, dropName: false, sts });
-    }
+    });
     return { times, range };
   }
 
