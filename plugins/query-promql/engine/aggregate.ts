@@ -401,7 +401,9 @@ function selectK(ev: Evaluator, e: AggregateExpr, v: VectorValue, groups: Group[
             // NaN sorts last for both topk and bottomk.
             if (x !== x) return y !== y ? 0 : 1;
             if (y !== y) return -1;
-            return desc ? y - x : x - y;
+            // -1/0/1, not a difference: a double returned to the sort builtin is a heap number.
+            const c = x < y ? -1 : x > y ? 1 : 0;
+            return desc ? -c : c;
           });
           chosen = floats.slice(0, k);
           if (floats.length < present.length) {
