@@ -195,6 +195,11 @@ async function benchHeadMemory(): Promise<number> {
     const m = process.memoryUsage();
     const st = b.metrics.stats();
     console.log(`  head: heapUsed ${fmt(m.heapUsed / n)} B/series, arrayBuffers ${fmt(m.arrayBuffers / n)} B/series, external ${fmt(m.external / n)}, head samples ${st.headSamples}`);
+    let cap = 0;
+    let usedBytes = 0;
+    const ids = (b.metrics as unknown as { byId: ({ open: { buf: Uint8Array; bit: number } | null } | undefined)[] }).byId;
+    for (const e of ids) if (e?.open) { cap += e.open.buf.byteLength; usedBytes += (e.open.bit + 7) >> 3; }
+    console.log(`  open chunks: capacity ${fmt(cap / n)} B/series, used ${fmt(usedBytes / n)} B/series`);
   }
   await b.close();
   rmSync(dir, { recursive: true, force: true });
