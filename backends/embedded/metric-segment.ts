@@ -298,20 +298,31 @@ export class MetricSegment {
   chunksOf(s: SegSeries, mint: number, maxt: number): ChunkData[] {
     const want = overlappingChunks(s.chunks, mint, maxt);
     if (want.length === 0) return [];
-    const res = this.resident;
-    if (res) return inRegion(want, res);
+    const mem = this.inMemory(want);
+    if (mem) return mem;
+    const from = want[0]!.off;
+    const buf = this.readRange(from, lastEnd(want));
+    return want.map((c) => sliced(c, buf, from));
+  }
+
+  /** The chunks' bytes when they are in memory (the resident region, or not yet written). */
+  private inMemory(want: SegChunk[]): ChunkData[] | undefined {
+    if (this.resident) return inRegion(want, this.resident);
     if (want[0]!.data && this.fd < 0) return want as ChunkData[];
-    const first = want[0]!.off;
-    const last = want[want.length - 1]!;
-    const read = Buffer.allocUnsafe(last.off + last.len - first);
+    return undefined;
+  }
+
+  /** File bytes [from, end) in one read. */
+  private readRange(from: number, end: number): Uint8Array {
+    const read = Buffer.allocUnsafe(end - from);
     let got = 0;
     while (got < read.length) {
-      const n = readSync(this.fd, read, got, read.length - got, first + got);
+      const n = readSync(this.fd, read, got, read.length - got, from + got);
       if (n <= 0) throw new Error(`segment ${this.path}: short read`);
       got += n;
     }
-    const buf = new Uint8Array(read.buffer, read.byteOffset, read.length); // as in chunksOfMany
-    return want.map((c) => sliced(c, buf, first));
+    // A plain Uint8Array view: its subarray is a builtin, Buffer's constructs a FastBuffer.
+    return new Uint8Array(read.buffer, read.byteOffset, read.length);
   }
 
   /**
@@ -323,13 +334,11 @@ export class MetricSegment {
     const out: ChunkData[][] = new Array(items.length);
     const wants: SegChunk[][] = new Array(items.length);
     const order: number[] = [];
-    const res = this.resident;
     for (let i = 0; i < items.length; i++) {
       const want = overlappingChunks(items[i]!.chunks, mint, maxt);
       wants[i] = want;
-      if (want.length === 0) out[i] = [];
-      else if (res) out[i] = inRegion(want, res);
-      else if (want[0]!.data && this.fd < 0) out[i] = want as ChunkData[];
+      const mem = want.length === 0 ? [] : this.inMemory(want);
+      if (mem) out[i] = mem;
       else order.push(i);
     }
     order.sort((a, b) => wants[a]![0]!.off - wants[b]![0]!.off);
@@ -347,15 +356,7 @@ export class MetricSegment {
         if (e > end) end = e;
         j++;
       }
-      const read = Buffer.allocUnsafe(end - from);
-      let got = 0;
-      while (got < read.length) {
-        const n = readSync(this.fd, read, got, read.length - got, from + got);
-        if (n <= 0) throw new Error(`segment ${this.path}: short read`);
-        got += n;
-      }
-      // A plain Uint8Array view: its subarray is a builtin, Buffer's constructs a FastBuffer.
-      const buf = new Uint8Array(read.buffer, read.byteOffset, read.length);
+      const buf = this.readRange(from, end);
       for (; k < j; k++) {
         const i = order[k]!;
         out[i] = wants[i]!.map((c) => sliced(c, buf, from));

@@ -110,6 +110,18 @@ export class SeriesEntry {
 
 const windowOf = (t: number) => Math.floor(t / HEAD_WINDOW_MS);
 
+/**
+ * The newest maxt of `chunks` when they follow `prevMax` and each other in time order (they can
+ * then be decoded back to back), else NaN.
+ */
+function orderedAfter(chunks: readonly ChunkData[], prevMax: number): number {
+  for (const c of chunks) {
+    if (!(c.mint > prevMax)) return NaN;
+    prevMax = c.maxt;
+  }
+  return prevMax;
+}
+
 const byKey = (a: SeriesEntry, b: SeriesEntry): number => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0);
 
 export class EmbeddedMetricStore implements MetricStore {
@@ -794,9 +806,10 @@ export class EmbeddedMetricStore implements MetricStore {
   }
 
   private readSeries(e: SeriesEntry, mint: number, maxt: number, pre?: Map<SegSeries, ChunkData[]>): Part {
+    const inHead = e.hasHead() && e.headMint <= maxt && e.headMaxt >= mint;
     // Most common: one segment holds the window (a compacted day, or one flush) and no head
     // data or side samples fall in it; no source lists to build.
-    if (!(e.hasHead() && e.headMint <= maxt && e.headMaxt >= mint)) {
+    if (!inHead) {
       let only: SegRef | undefined;
       let n = 0;
       for (const r of e.segs) {
@@ -807,9 +820,7 @@ export class EmbeddedMetricStore implements MetricStore {
       if (n === 0) return decodeChunksExact([], mint, maxt);
       if (n === 1 && !sideHasIn(only!.s.side, mint, maxt)) {
         const chunks = pre?.get(only!.s) ?? only!.seg.chunksOf(only!.s, mint, maxt);
-        let ordered = true;
-        for (let i = 1; i < chunks.length && ordered; i++) ordered = chunks[i]!.mint > chunks[i - 1]!.maxt;
-        if (ordered) return decodeChunksExact(chunks, mint, maxt);
+        if (!Number.isNaN(orderedAfter(chunks, -Infinity))) return decodeChunksExact(chunks, mint, maxt);
       }
     }
     const sources: ChunkData[][] = [];
@@ -819,7 +830,7 @@ export class EmbeddedMetricStore implements MetricStore {
       sources.push(pre?.get(r.s) ?? r.seg.chunksOf(r.s, mint, maxt));
       sides.push(r.s.side);
     }
-    if (e.hasHead() && e.headMint <= maxt && e.headMaxt >= mint) {
+    if (inHead) {
       const chunks = e.closed.filter((c) => c.maxt >= mint && c.mint <= maxt);
       if (e.open && e.open.maxt >= mint && e.open.mint <= maxt) {
         chunks.push({ mint: e.open.mint, maxt: e.open.maxt, count: e.open.count, data: e.open.buf });
@@ -827,20 +838,12 @@ export class EmbeddedMetricStore implements MetricStore {
       sources.push(chunks);
       sides.push(e.side);
     }
-    // Common case: only float chunks, in time order across sources: decode them in one go.
-    let simple = true;
+    // Only float chunks, in time order across sources: decode them in one go.
     let prevMax = -Infinity;
-    for (let i = 0; i < sources.length && simple; i++) {
-      if (sideHasIn(sides[i]!, mint, maxt)) simple = false;
-      for (const c of sources[i]!) {
-        if (c.mint <= prevMax) {
-          simple = false;
-          break;
-        }
-        prevMax = c.maxt;
-      }
+    for (let i = 0; i < sources.length && !Number.isNaN(prevMax); i++) {
+      prevMax = sideHasIn(sides[i]!, mint, maxt) ? NaN : orderedAfter(sources[i]!, prevMax);
     }
-    if (simple) return decodeChunksExact(sources.length === 1 ? sources[0]! : sources.flat(), mint, maxt);
+    if (!Number.isNaN(prevMax)) return decodeChunksExact(sources.length === 1 ? sources[0]! : sources.flat(), mint, maxt);
     return combineParts(sources.map((chunks, i) => readPart(chunks, sides[i]!, mint, maxt)));
   }
 

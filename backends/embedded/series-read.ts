@@ -113,15 +113,8 @@ export function decodeChunksExact(chunks: readonly ChunkData[], mint: number, ma
   let total = 0;
   for (const c of chunks) total += c.count;
   if (total === 0) return EMPTY;
-  if (total > BLOCK_SERIES_MAX) {
-    const b = Buffer.allocUnsafeSlow(16 * total);
-    const t = new Float64Array(b.buffer, b.byteOffset, total);
-    const v = new Float64Array(b.buffer, b.byteOffset + 8 * total, total);
-    let n = 0;
-    for (const c of chunks) n = decodeInto(c, t, v, n, mint, maxt);
-    if (n === 0) return EMPTY;
-    return { n, t: n === total ? t : t.subarray(0, n), v: n === total ? v : v.subarray(0, n) };
-  }
+  // A long result gets arrays of its own (callers take the first `n` samples).
+  if (total > BLOCK_SERIES_MAX) return readPart(chunks, null, mint, maxt);
   if (blockAt + total > blockT.length) newBlocks();
   // Decode straight into the shared blocks (both at the same index, which the decoders
   // expect) and hand out exactly the samples inside the window: a short window of a long
@@ -141,7 +134,7 @@ export function decodeChunksExact(chunks: readonly ChunkData[], mint: number, ma
  * series (which cost more than a tenth of a day-long select, most of it in the garbage
  * collector). A block stays alive as long as any series read from it, which bounds what one
  * held series can pin to the block. Blocks are not zeroed: the decoders overwrite every
- * element handed out. Larger results get an allocation of their own.
+ * element handed out.
  */
 const BLOCK_DOUBLES = 1 << 16;
 const BLOCK_SERIES_MAX = BLOCK_DOUBLES >> 2;
