@@ -90,7 +90,7 @@ export async function evalInfo(ev: Evaluator, call: Call, steps: Steps): Promise
   // Info series by instance value (the most selective identifying label).
   const infos: InfoSeries[] = [];
   if (base.series.length > 0) {
-    for await (const ss of ev.ctx.metrics.select([...nameMs, ...dataMs], mint - lookback + 1, maxt, { scope: ev.ctx.scope, signal: ev.ctx.signal })) {
+    await ev.eachSelected([...nameMs, ...dataMs], mint - lookback + 1, maxt, (ss) => {
       ev.check();
       if (ss.histograms?.some((h) => h)) {
         throw new PromQLExecutionError(`info metric ${JSON.stringify(ss.labels[METRIC_NAME] ?? '')} has native histogram samples; info metrics must be floats`);
@@ -114,7 +114,7 @@ export async function evalInfo(ev: Evaluator, call: Call, steps: Steps): Promise
         any = true;
       }
       if (any) infos.push({ labels: ss.labels, name: ss.labels[METRIC_NAME] ?? '', sampleT });
-    }
+    });
   }
 
   const out: StepSeries[] = [];

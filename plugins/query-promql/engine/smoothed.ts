@@ -25,7 +25,7 @@ export async function evalSmoothedSelector(ev: Evaluator, vs: VectorSelector, st
     maxt = Math.max(maxt, times[i]!);
   }
   const out: StepSeries[] = [];
-  for await (const ss of ev.ctx.metrics.select(vs.matchers, mint - lookback + 1, maxt + lookback, { scope: ev.ctx.scope, signal: ev.ctx.signal })) {
+  await ev.eachSelected(vs.matchers, mint - lookback + 1, maxt + lookback, (ss) => {
     ev.check();
     const ts = ss.timestamps;
     const vals = ss.values;
@@ -82,6 +82,6 @@ export async function evalSmoothedSelector(ev: Evaluator, vs: VectorSelector, st
       ev.addSamples(cnt);
       out.push(s);
     }
-  }
+  });
   return { kind: 'vector', series: out };
 }
