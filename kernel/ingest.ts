@@ -7,7 +7,7 @@ import type { LookoutConfig } from './config.js';
 import { LookoutError, badRequest, toLookoutError } from './errors.js';
 import type { IngestDecoded, IngestRequest, ReceiverDefinition, ReceiverRoute } from './extension-points.js';
 import { HttpResponse, type HttpRoutes, type RequestContext } from './http/routes.js';
-import { contentEncodings, decodeBody } from './http/body.js';
+import { contentEncodings } from './http/body.js';
 import type { Logger } from './logger.js';
 import type { MetricsRegistry } from './metrics-registry.js';
 import { batchRecordCount, columnsSampleCount, columnsToSeries, type IngestBatch } from './models.js';
@@ -194,7 +194,7 @@ export class IngestPipeline {
       let decoded: IngestDecoded;
       try {
         const body = route.transientBody
-          ? (lent = await decodeBody(await ctx.rawBody(), ctx.headers['content-encoding'] as string | undefined, ctx.bodyLimit, this.scratch.alloc))
+          ? (lent = await ctx.body(this.scratch.alloc))
           : await ctx.body();
         const req: IngestRequest = {
           body,

@@ -11,7 +11,7 @@ import { bearerToken, hasRole } from '../auth.js';
 import { LookoutError, badRequest, forbidden, toLookoutError, unauthorized } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { MetricsRegistry } from '../metrics-registry.js';
-import { decodeBody, readRawBody } from './body.js';
+import { decodeBody, readRawBody, type BodyAllocator } from './body.js';
 import { formatError, type ErrorFamily } from './error-format.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH' | 'HEAD' | 'OPTIONS';
@@ -34,12 +34,12 @@ export interface RequestContext {
   readonly requestId: string;
   /** Aborted when the client goes away or the server shuts down. */
   readonly signal: AbortSignal;
-  /** The body, decoded per Content-Encoding, within the size limits. Cached. */
-  body(): Promise<Buffer>;
-  /** The body as received (still Content-Encoded), within the size limit. Cached. */
-  rawBody(): Promise<Buffer>;
-  /** The route's body size limit (bytes, before and after decompression). */
-  readonly bodyLimit: number;
+  /**
+   * The body, decoded per Content-Encoding, within the size limits. Cached. `alloc` (first call
+   * only) provides the memory a snappy body is decompressed into, for callers that are done with
+   * the body before that memory is reused (see BodyAllocator).
+   */
+  body(alloc?: BodyAllocator): Promise<Buffer>;
   /** The body parsed as JSON; malformed JSON is a 400 with the parser's message. */
   json<T = unknown>(): Promise<T>;
   /** Form-encoded body parameters merged after query parameters (Prometheus API style). */
@@ -115,7 +115,6 @@ const NO_PARAMS: Readonly<Record<string, string>> = Object.freeze({});
 class Context implements RequestContext {
   readonly method: string;
   private parsedUrl: URL | undefined;
-  private raw: Promise<Buffer> | undefined;
   private decoded: Promise<Buffer> | undefined;
 
   constructor(
@@ -126,7 +125,7 @@ class Context implements RequestContext {
     readonly principal: Principal,
     readonly requestId: string,
     private readonly state: RequestState,
-    readonly bodyLimit: number,
+    private readonly bodyLimit: number,
   ) {
     this.method = req.method ?? 'GET';
   }
@@ -152,12 +151,10 @@ class Context implements RequestContext {
     return st.abort.signal;
   }
 
-  rawBody(): Promise<Buffer> {
-    return (this.raw ??= readRawBody(this.req, this.bodyLimit));
-  }
-
-  body(): Promise<Buffer> {
-    return (this.decoded ??= this.rawBody().then((raw) => decodeBody(raw, this.req.headers['content-encoding'] as string | undefined, this.bodyLimit)));
+  body(alloc?: BodyAllocator): Promise<Buffer> {
+    return (this.decoded ??= readRawBody(this.req, this.bodyLimit).then((raw) =>
+      decodeBody(raw, this.req.headers['content-encoding'] as string | undefined, this.bodyLimit, alloc),
+    ));
   }
 
   async json<T = unknown>(): Promise<T> {
