@@ -276,17 +276,25 @@ async function runOnce(t: Target, q: QuerySpec, end: number): Promise<number> {
   return ms;
 }
 
-async function measure(t: Target, q: QuerySpec, end: number, reps: number): Promise<{ median: number; peakMb: number }> {
-  // Warm-up (JIT, caches) on both sides before timing.
-  await runOnce(t, q, end);
-  await runOnce(t, q, end);
-  const rss = procKb(t.pid, 'VmRSS');
-  resetPeak(t.pid);
-  const times: number[] = [];
-  for (let i = 0; i < reps; i++) times.push(await runOnce(t, q, end));
-  const peak = procKb(t.pid, 'VmHWM');
-  times.sort((a, b) => a - b);
-  return { median: times[Math.floor(times.length / 2)]!, peakMb: Math.max(0, (peak - rss) / 1024) };
+/**
+ * Median latency and peak memory growth of one query on every target. The timed runs alternate
+ * between the targets (L, P, L, P, ...), so a period of background work on the machine (the
+ * other server's compaction or GC, another job) slows both sides alike instead of one.
+ */
+async function measure(targets: readonly Target[], q: QuerySpec, end: number, reps: number): Promise<{ median: number; peakMb: number }[]> {
+  // Warm-up (JIT, caches) on every side before timing.
+  for (const t of targets) {
+    await runOnce(t, q, end);
+    await runOnce(t, q, end);
+  }
+  const rss = targets.map((t) => procKb(t.pid, 'VmRSS'));
+  for (const t of targets) resetPeak(t.pid);
+  const times: number[][] = targets.map(() => []);
+  for (let i = 0; i < reps; i++) for (let k = 0; k < targets.length; k++) times[k]!.push(await runOnce(targets[k]!, q, end));
+  return targets.map((t, k) => {
+    const ts = times[k]!.sort((a, b) => a - b);
+    return { median: ts[Math.floor(ts.length / 2)]!, peakMb: Math.max(0, (procKb(t.pid, 'VmHWM') - rss[k]!) / 1024) };
+  });
 }
 
 function queries(): QuerySpec[] {
@@ -423,8 +431,7 @@ async function main(): Promise<void> {
     }
     console.log(`${pad('query', 38)} ${pad('lookout ms', 11)} ${pad('prom ms', 9)} ${pad('ratio', 6)} ${pad('lk peak MB', 11)} prom peak MB`);
     for (const q of queries()) {
-      const l = await measure(targets[0]!, q, end, args.reps);
-      const p = targets[1] ? await measure(targets[1], q, end, args.reps) : undefined;
+      const [l, p] = (await measure(targets, q, end, args.reps)) as [{ median: number; peakMb: number }, { median: number; peakMb: number } | undefined];
       const row = {
         query: `${q.kind} ${q.name}`,
         lookoutMs: +l.median.toFixed(2),
